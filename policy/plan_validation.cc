@@ -1,0 +1,49 @@
+#include "policy/plan_validation.h"
+
+#include "absl/strings/str_cat.h"
+#include "policy/paths.h"
+
+namespace ccsandbox::policy {
+
+absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) {
+  if (plan.run_id().empty()) return absl::InvalidArgumentError("runId: is required");
+  if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE && plan.backend() != v1::SANDBOX_BACKEND_NONE) {
+    return absl::InvalidArgumentError("backend: the launcher runs native or none plans only");
+  }
+  if (plan.argv().empty() || plan.argv(0).empty()) {
+    return absl::InvalidArgumentError("argv: the command is empty");
+  }
+  for (int i = 0; i < plan.mounts_size(); ++i) {
+    const v1::PlanMount& mount = plan.mounts(i);
+    const std::string field = absl::StrCat("mounts[", i, "]");
+    if (absl::Status s = CheckNormalizedAbsolute(field + ".hostPath", mount.host_path()); !s.ok()) {
+      return s;
+    }
+    if (mount.host_path() == "/") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".hostPath: binding '/' would expose the whole host"));
+    }
+    if (mount.guest_path() != mount.host_path()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".guestPath: must equal hostPath on the native backend"));
+    }
+    for (const std::string& dir : limits.forbidden_dirs) {
+      if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".hostPath: '", mount.host_path(),
+            "' overlaps the launcher's socket directory '", dir, "'"));
+      }
+    }
+  }
+  for (int i = 0; i < plan.protected_paths_size(); ++i) {
+    const std::string& path = plan.protected_paths(i);
+    if (IsGlob(path)) continue;
+    if (absl::Status s = CheckNormalizedAbsolute(absl::StrCat("protectedPaths[", i, "]"), path);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return CheckNormalizedAbsolute("workdir", plan.workdir());
+}
+
+}  // namespace ccsandbox::policy
