@@ -1,0 +1,199 @@
+#include "launcher/launcher_service.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "launcher/real_host_view.h"
+#include "launcher/run_supervisor.h"
+#include "policy/bwrap_argv.h"
+#include "policy/env_scrub.h"
+#include "policy/plan_validation.h"
+#include "proto/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::launcher {
+namespace {
+
+class GrpcSink : public EventSink {
+ public:
+  GrpcSink(grpc::ServerContext* context, grpc::ServerWriter<v1::SandboxEvent>* writer,
+           const v1::LaunchPlan& plan)
+      : context_(context), writer_(writer), plan_(plan) {}
+  bool Emit(const v1::SandboxEvent& event) override {
+    v1::SandboxEvent labelled = event;
+    labelled.set_session_id(plan_.session_id());
+    labelled.set_backend(plan_.backend());
+    return writer_->Write(labelled);
+  }
+  bool Cancelled() override { return context_->IsCancelled(); }
+
+ private:
+  grpc::ServerContext* context_;
+  grpc::ServerWriter<v1::SandboxEvent>* writer_;
+  const v1::LaunchPlan& plan_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::optional<Identity>> IdentityFor(uid_t peer_uid) {
+  const uid_t self = geteuid();
+  if (self != 0) {
+    if (peer_uid != self) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the launcher runs as uid ", self, " and cannot run commands as uid ", peer_uid,
+          "; run it as root or as the broker's uid"));
+    }
+    return std::optional<Identity>();
+  }
+  if (peer_uid == 0) return std::optional<Identity>();
+  Identity identity;
+  identity.uid = peer_uid;
+  identity.gid = peer_uid;
+  std::vector<char> buf(16384);
+  passwd pw;
+  passwd* found = nullptr;
+  if (getpwuid_r(peer_uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+    identity.gid = pw.pw_gid;
+    int count = 64;
+    std::vector<gid_t> groups(count);
+    if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &count) < 0) {
+      groups.resize(count);
+      getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &count);
+    }
+    groups.resize(count);
+    identity.groups = groups;
+  }
+  return std::optional<Identity>(identity);
+}
+
+LauncherService::LauncherService(const LauncherConfig& config, RunRegistry& registry,
+                                 uid_t peer_uid)
+    : config_(config), registry_(registry), peer_uid_(peer_uid) {}
+
+grpc::Status LauncherService::Probe(grpc::ServerContext*, const v1::LauncherProbeRequest*,
+                                    v1::LauncherProbeResponse* response) {
+  response->set_bwrap_path(config_.bwrap_path);
+  utsname uts;
+  if (uname(&uts) == 0) response->set_kernel_release(uts.release);
+  response->set_launcher_uid(geteuid());
+  for (const std::string& dir : config_.system_ro_dirs) response->add_system_ro_dirs(dir);
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPlan& plan) const {
+  absl::StatusOr<std::optional<Identity>> identity = IdentityFor(peer_uid_);
+  if (!identity.ok()) return identity.status();
+
+  std::map<std::string, std::string> env(plan.env().begin(), plan.env().end());
+  std::vector<std::string> removed = policy::ScrubEnvironment(env);
+  if (!removed.empty()) {
+    spdlog::info("run {}: scrubbed from the environment: {}", plan.run_id(),
+                 absl::StrJoin(removed, ", "));
+  }
+  ProcessSpec spec;
+  spec.identity = *identity;
+  for (const auto& [name, value] : env) spec.envp.push_back(absl::StrCat(name, "=", value));
+
+  if (plan.backend() == v1::SANDBOX_BACKEND_NATIVE) {
+    if (config_.bwrap_path.empty()) {
+      return absl::FailedPreconditionError(
+          "bwrap not found on PATH; install: apt-get install bubblewrap socat");
+    }
+    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs};
+    absl::StatusOr<std::vector<std::string>> argv =
+        policy::RenderBwrapArgv(plan, bwrap, RealHostView());
+    if (!argv.ok()) return argv.status();
+    spec.executable = config_.bwrap_path;
+    spec.argv = std::move(*argv);
+    return spec;
+  }
+  auto path = env.find("PATH");
+  std::optional<std::string> exe =
+      FindExecutable(plan.argv(0), path == env.end() ? "/usr/bin:/bin" : path->second);
+  if (!exe.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("argv: command '", plan.argv(0), "' not found on the run's PATH"));
+  }
+  spec.executable = *exe;
+  spec.argv.assign(plan.argv().begin(), plan.argv().end());
+  spec.cwd = plan.workdir();
+  return spec;
+}
+
+grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                                  grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  policy::PlanLimits limits;
+  if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
+  if (absl::Status valid = policy::ValidatePlan(*plan, limits); !valid.ok()) {
+    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_, std::string(valid.message()));
+    return ToGrpc(valid);
+  }
+  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan);
+  if (!spec.ok()) {
+    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
+                 std::string(spec.status().message()));
+    return ToGrpc(spec.status());
+  }
+  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
+  if (!control.ok()) return ToGrpc(control.status());
+  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get());
+      !added.ok()) {
+    return ToGrpc(added);
+  }
+  struct Unregister {
+    RunRegistry& registry;
+    const std::string& id;
+    ~Unregister() { registry.Remove(id); }
+  } unregister{registry_, plan->run_id()};
+
+  GrpcSink sink(context, writer, *plan);
+  v1::SandboxEvent starting;
+  starting.mutable_starting()->set_run_id(plan->run_id());
+  sink.Emit(starting);
+
+  absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(*spec);
+  if (!process.ok()) {
+    spdlog::error("run {}: {}", plan->run_id(), std::string(process.status().message()));
+    return ToGrpc(process.status());
+  }
+  v1::SandboxEvent ready;
+  ready.mutable_ready()->set_pid((*process)->pid());
+  sink.Emit(ready);
+  spdlog::info("run {} started: uid {}, backend {}, pid {}", plan->run_id(), peer_uid_,
+               plan->backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none",
+               (*process)->pid());
+
+  SuperviseOptions options;
+  options.stdin_data = plan->stdin();
+  options.timeout = std::chrono::milliseconds(plan->timeout_ms());
+  RunOutcome outcome = Supervise(**process, **control, options, sink);
+  spdlog::info("run {} ended: {}", plan->run_id(),
+               outcome == RunOutcome::kExited   ? "exited"
+               : outcome == RunOutcome::kKilled ? "killed"
+                                                : "cancelled by the broker; process group killed");
+  if (outcome == RunOutcome::kCancelled) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "run cancelled");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalRequest* request,
+                                     v1::SignalResponse* response) {
+  if (request->signal() <= 0 || request->signal() >= 65) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "signal: out of range");
+  }
+  absl::Status status = registry_.Signal(request->run_id(), peer_uid_, request->signal(),
+                                         request->reason().empty() ? "signalled by the broker"
+                                                                   : request->reason());
+  response->set_delivered(status.ok());
+  return ToGrpc(status);
+}
+
+}  // namespace ccsandbox::launcher

@@ -1,0 +1,51 @@
+// The SandboxLauncher gRPC service for ONE peer uid. The launcher builds one instance per
+// allowed uid and hands each accepted connection to the instance of its SO_PEERCRED uid,
+// so a handler never has to guess who is calling.
+#ifndef CCSANDBOX_LAUNCHER_LAUNCHER_SERVICE_H_
+#define CCSANDBOX_LAUNCHER_LAUNCHER_SERVICE_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/run_registry.h"
+#include "launcher/sandbox_process.h"
+#include "proto/launcher.grpc.pb.h"
+
+namespace ccsandbox::launcher {
+
+struct LauncherConfig {
+  std::string socket_dir;   // never mountable into a sandbox
+  std::string bwrap_path;   // empty when bwrap was not found
+  std::vector<std::string> system_ro_dirs;
+};
+
+// The identity commands of `peer_uid` run as, or an error when this launcher cannot
+// switch to it (a non-root launcher serving another uid). Root peers of a root launcher
+// keep root (nullopt: no switch); bwrap still drops every capability inside.
+absl::StatusOr<std::optional<Identity>> IdentityFor(uid_t peer_uid);
+
+class LauncherService final : public v1::SandboxLauncher::Service {
+ public:
+  LauncherService(const LauncherConfig& config, RunRegistry& registry, uid_t peer_uid);
+
+  grpc::Status Probe(grpc::ServerContext* context, const v1::LauncherProbeRequest* request,
+                     v1::LauncherProbeResponse* response) override;
+  grpc::Status Run(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                   grpc::ServerWriter<v1::SandboxEvent>* writer) override;
+  grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
+                      v1::SignalResponse* response) override;
+
+ private:
+  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan) const;
+
+  const LauncherConfig& config_;
+  RunRegistry& registry_;
+  const uid_t peer_uid_;
+};
+
+}  // namespace ccsandbox::launcher
+
+#endif  // CCSANDBOX_LAUNCHER_LAUNCHER_SERVICE_H_

@@ -1,0 +1,169 @@
+// sandbox_launcherd: the small privileged helper. Listens on a Unix socket, serves only the
+// configured peer uids (SO_PEERCRED), validates each LaunchPlan and runs it under bwrap (or
+// unwrapped with a scrubbed environment for the none backend), streaming its events.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "grpcpp/generic/async_generic_service.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/server_posix.h"
+#include "launcher/dashed_flags.h"
+#include "launcher/launcher_service.h"
+#include "launcher/peer_listener.h"
+#include "policy/bwrap_argv.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, socket, "", "Unix socket path to listen on (created mode 0660)");
+ABSL_FLAG(std::string, allowed_uids, "", "comma-separated peer uids allowed to call");
+ABSL_FLAG(std::string, system_ro_dirs, "",
+          "comma-separated read-only system base for native sandboxes "
+          "(default /usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc)");
+ABSL_FLAG(std::string, bwrap, "", "bwrap binary (default: searched on PATH)");
+
+namespace ccsandbox::launcher {
+namespace {
+
+// Every method answers PERMISSION_DENIED: the server for connections from other uids.
+class DenyAllService : public grpc::CallbackGenericService {
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext*) override {
+    class Reactor : public grpc::ServerGenericBidiReactor {
+     public:
+      Reactor() {
+        Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            "this uid is not allowed to use the sandbox launcher"));
+      }
+      void OnDone() override { delete this; }
+    };
+    return new Reactor;
+  }
+};
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
+  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ launcher: %v");
+
+  const std::string socket_path = absl::GetFlag(FLAGS_socket);
+  std::vector<uid_t> allowed;
+  for (absl::string_view part :
+       absl::StrSplit(absl::GetFlag(FLAGS_allowed_uids), ',', absl::SkipWhitespace())) {
+    uint32_t uid;
+    if (!absl::SimpleAtoi(part, &uid)) {
+      spdlog::critical("--allowed-uids: '{}' is not a uid", std::string(part));
+      return 2;
+    }
+    allowed.push_back(uid);
+  }
+  if (socket_path.empty() || allowed.empty()) {
+    spdlog::critical("--socket and --allowed-uids are required");
+    return 2;
+  }
+  for (uid_t uid : allowed) {
+    if (absl::StatusOr<std::optional<Identity>> id = IdentityFor(uid); !id.ok()) {
+      spdlog::critical("--allowed-uids: {}", std::string(id.status().message()));
+      return 2;
+    }
+  }
+
+  LauncherConfig config;
+  config.socket_dir = socket_path.substr(0, socket_path.rfind('/'));
+  if (config.socket_dir.empty()) config.socket_dir = "/";
+  if (char resolved[PATH_MAX]; realpath(config.socket_dir.c_str(), resolved) != nullptr) {
+    config.socket_dir = resolved;
+  }
+  const std::string ro = absl::GetFlag(FLAGS_system_ro_dirs);
+  config.system_ro_dirs = ro.empty() ? policy::DefaultSystemRoDirs()
+                                     : std::vector<std::string>(absl::StrSplit(
+                                           ro, ',', absl::SkipWhitespace()));
+  const std::string bwrap = absl::GetFlag(FLAGS_bwrap);
+  const char* path_env = getenv("PATH");
+  config.bwrap_path = FindExecutable(bwrap.empty() ? "bwrap" : bwrap,
+                                     path_env ? path_env : "/usr/bin:/bin")
+                          .value_or("");
+  if (config.bwrap_path.empty()) {
+    spdlog::warn("bwrap not found on PATH: native plans will be refused "
+                 "(install: apt-get install bubblewrap socat)");
+  }
+
+  // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
+  // by a dedicated thread for an orderly shutdown.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(socket_path);
+  if (!listener.ok()) {
+    spdlog::critical("{}", std::string(listener.status().message()));
+    return 1;
+  }
+
+  RunRegistry registry;
+  std::map<uid_t, std::unique_ptr<LauncherService>> services;
+  std::map<uid_t, std::unique_ptr<grpc::Server>> servers;
+  for (uid_t uid : allowed) {
+    services[uid] = std::make_unique<LauncherService>(config, registry, uid);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(services[uid].get());
+    servers[uid] = builder.BuildAndStart();
+  }
+  DenyAllService deny_service;
+  grpc::ServerBuilder deny_builder;
+  deny_builder.RegisterCallbackGenericService(&deny_service);
+  std::unique_ptr<grpc::Server> deny_server = deny_builder.BuildAndStart();
+
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    spdlog::info("signal {}: stopping; running sandboxes are killed", sig);
+    (*listener)->Stop();
+  });
+
+  spdlog::info("listening on {} for uid(s) {}; bwrap {}", socket_path,
+               absl::StrJoin(allowed, ","),
+               config.bwrap_path.empty() ? "missing" : config.bwrap_path);
+  (*listener)->Serve([&](UniqueFd conn, const ucred& peer) {
+    auto it = servers.find(peer.uid);
+    if (it == servers.end()) {
+      spdlog::warn("refused connection from uid {} pid {}: not in --allowed-uids", peer.uid,
+                   peer.pid);
+      grpc::AddInsecureChannelFromFd(deny_server.get(), conn.Release());
+      return;
+    }
+    grpc::AddInsecureChannelFromFd(it->second.get(), conn.Release());
+  });
+
+  registry.KillAll("launcher shutting down");
+  for (auto& [uid, server] : servers) {
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  }
+  deny_server->Shutdown(std::chrono::system_clock::now());
+  stopper.join();
+  listener->reset();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace ccsandbox::launcher
+
+int main(int argc, char** argv) { return ccsandbox::launcher::Main(argc, argv); }

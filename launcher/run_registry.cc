@@ -1,0 +1,38 @@
+#include "launcher/run_registry.h"
+
+#include <signal.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace ccsandbox::launcher {
+
+absl::Status RunRegistry::Add(const std::string& run_id, uid_t owner, RunControl* control) {
+  absl::MutexLock lock(&mu_);
+  if (!runs_.emplace(run_id, Entry{owner, control}).second) {
+    return absl::AlreadyExistsError(absl::StrCat("runId: '", run_id, "' is already running"));
+  }
+  return absl::OkStatus();
+}
+
+void RunRegistry::Remove(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  runs_.erase(run_id);
+}
+
+absl::Status RunRegistry::Signal(const std::string& run_id, uid_t caller, int signal,
+                                 std::string reason) {
+  absl::MutexLock lock(&mu_);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || it->second.owner != caller) {
+    return absl::NotFoundError(absl::StrCat("runId: no running command '", run_id, "'"));
+  }
+  it->second.control->RequestSignal(signal, std::move(reason));
+  return absl::OkStatus();
+}
+
+void RunRegistry::KillAll(const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [id, entry] : runs_) entry.control->RequestSignal(SIGKILL, reason);
+}
+
+}  // namespace ccsandbox::launcher
