@@ -1,0 +1,242 @@
+#include "broker/broker_service.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "policy/launch_plan.h"
+#include "policy/spec_validation.h"
+#include "proto/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::shared_ptr<grpc::Channel> LauncherChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  // The launcher may be restarted by ops: reconnect quickly instead of backing off for minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+// Cancels the launcher call as soon as the broker's own client cancels: a sync handler
+// blocked in Read() would otherwise not notice until the command wrote something.
+class CancelPropagator {
+ public:
+  CancelPropagator(grpc::ServerContext* server, grpc::ClientContext* client)
+      : thread_([this, server, client] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            if (server->IsCancelled()) {
+              client->TryCancel();
+              return;
+            }
+            cv_.wait_for(lock, milliseconds(50));
+          }
+        }) {}
+  ~CancelPropagator() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::string& value) {
+  (*handle.mutable_details()->mutable_fields())[key].set_string_value(value);
+}
+
+}  // namespace
+
+BrokerService::BrokerService(BrokerConfig config)
+    : config_(std::move(config)),
+      launcher_channel_(LauncherChannel(config_.launcher_address)),
+      launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
+      run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)) {}
+
+grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
+                                  v1::ProbeResponse* response) {
+  *response->mutable_result() = config_.host.probe;
+  response->set_sandbox_enabled(config_.host.sandbox_enabled);
+  absl::StatusOr<policy::BackendChoice> dispatch = policy::SelectBackend("", config_.host);
+  response->set_dispatch_backend(dispatch.ok() ? dispatch->actual : v1::SANDBOX_BACKEND_NONE);
+  response->set_status_line(config_.status_line);
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest* request,
+                                   v1::SandboxHandle* handle) {
+  absl::StatusOr<policy::BackendChoice> choice =
+      policy::SelectBackend(request->backend(), config_.host);
+  if (!choice.ok()) return ToGrpc(choice.status());
+  if (absl::Status valid = policy::ValidateSpec(request->spec(), choice->actual); !valid.ok()) {
+    return ToGrpc(valid);
+  }
+  const v1::SandboxSpec& spec = request->spec();
+  handle->set_session_id(spec.session_id());
+  handle->set_requested_backend(choice->requested);
+  handle->set_backend(choice->actual);
+  handle->set_state(v1::SANDBOX_STATE_WARM);
+  SetDetail(*handle, "backendNote", choice->note);
+  if (spec.has_guest_workdir()) {
+    SetDetail(*handle, "workingDirectory", spec.guest_workdir());
+  } else if (!spec.bind_mounts().empty()) {
+    SetDetail(*handle, "workingDirectory", spec.bind_mounts(0).host_path());
+  }
+  if (absl::Status created = sessions_.Create(spec, *handle); !created.ok()) {
+    return ToGrpc(created);
+  }
+  spdlog::info("session {} launched: backend {} ({})", spec.session_id(),
+               std::string(policy::BackendName(choice->actual)), choice->note);
+  return grpc::Status::OK;
+}
+
+std::string BrokerService::NextRunId(const std::string& session_id) {
+  return absl::StrFormat("%s-%d-%016x", session_id, run_counter_.fetch_add(1) + 1, run_salt_);
+}
+
+grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecRequest* request,
+                                 grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  const std::string run_id = NextRunId(request->session_id());
+  absl::StatusOr<SessionTable::RunStart> start = sessions_.BeginRun(request->session_id(), run_id);
+  if (!start.ok()) return ToGrpc(start.status());
+  struct EndRun {
+    SessionTable& table;
+    const std::string& session;
+    const std::string& run;
+    ~EndRun() { table.EndRun(session, run); }
+  } end_run{sessions_, request->session_id(), run_id};
+
+  policy::PlanInputs inputs;
+  inputs.spec = &start->spec;
+  inputs.backend = start->backend;
+  inputs.exec = request;
+  inputs.run_id = run_id;
+  inputs.base_env = policy::DefaultEnvironment(start->backend, config_.host_env);
+  absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
+  if (!plan.ok()) return ToGrpc(plan.status());
+
+  // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
+  if (launcher_channel_->GetState(true) != GRPC_CHANNEL_READY &&
+      !launcher_channel_->WaitForConnected(std::chrono::system_clock::now() +
+                                           std::chrono::seconds(3))) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("launcher not reachable at ", config_.launcher_address));
+  }
+  grpc::ClientContext launcher_context;
+  launcher_context.set_wait_for_ready(true);
+  CancelPropagator propagate(context, &launcher_context);
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
+      launcher_->Run(&launcher_context, *plan);
+  v1::SandboxEvent event;
+  bool started = false, ended = false, client_gone = false;
+  while (reader->Read(&event)) {
+    event.set_session_id(request->session_id());
+    event.set_backend(start->backend);  // the session's actual backend labels every event
+    started = started || event.has_starting();
+    ended = ended || event.has_exit() || event.has_killed();
+    if (!client_gone && !writer->Write(event)) {
+      client_gone = true;
+      launcher_context.TryCancel();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (context->IsCancelled() || client_gone) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
+  }
+  if (!status.ok() && started && !ended &&
+      (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+       status.error_code() == grpc::StatusCode::CANCELLED)) {
+    // The launcher went away mid-run (restart or crash): its sandboxes die with it.
+    v1::SandboxEvent killed;
+    killed.set_session_id(request->session_id());
+    killed.set_backend(start->backend);
+    killed.mutable_killed()->set_reason(
+        absl::StrCat("launcher connection lost: ", status.error_message()));
+    killed.mutable_killed()->set_signal(SIGKILL);
+    writer->Write(killed);
+    spdlog::warn("run {}: launcher connection lost mid-run", run_id);
+    return grpc::Status::OK;
+  }
+  if (!status.ok() && status.error_code() == grpc::StatusCode::UNAVAILABLE && !started) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("launcher not reachable at ", config_.launcher_address, ": ",
+                                     status.error_message()));
+  }
+  return status;
+}
+
+int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signal,
+                              const std::string& reason) {
+  int reached = 0;
+  for (const std::string& run_id : run_ids) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::SignalRequest req;
+    req.set_run_id(run_id);
+    req.set_signal(signal);
+    req.set_reason(reason);
+    v1::SignalResponse resp;
+    grpc::Status status = launcher_->Signal(&ctx, req, &resp);
+    if (status.ok() && resp.delivered()) {
+      ++reached;
+    } else {
+      spdlog::warn("run {}: signal not delivered: {}", run_id, status.error_message());
+    }
+  }
+  return reached;
+}
+
+grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* request,
+                                 v1::KillResponse* response) {
+  absl::StatusOr<std::vector<std::string>> runs = sessions_.Runs(request->session_id());
+  if (!runs.ok()) return ToGrpc(runs.status());
+  const std::string reason =
+      request->reason().empty() ? "killed by request" : absl::StrCat("killed: ", request->reason());
+  response->set_runs_signalled(SignalRuns(*runs, SIGKILL, reason));
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionRequest* request,
+                                    v1::SandboxHandle* handle) {
+  auto destroyed = sessions_.Destroy(request->session_id());
+  if (!destroyed.ok()) return ToGrpc(destroyed.status());
+  SignalRuns(destroyed->second, SIGKILL, "session destroyed");
+  *handle = destroyed->first;
+  spdlog::info("session {} destroyed", request->session_id());
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::GetSession(grpc::ServerContext*, const v1::SessionRequest* request,
+                                       v1::SandboxHandle* handle) {
+  absl::StatusOr<v1::SandboxHandle> found = sessions_.Get(request->session_id());
+  if (!found.ok()) return ToGrpc(found.status());
+  *handle = *found;
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::ListSessions(grpc::ServerContext*, const v1::ListSessionsRequest*,
+                                         v1::ListSessionsResponse* response) {
+  for (v1::SandboxHandle& handle : sessions_.List()) *response->add_sessions() = std::move(handle);
+  return grpc::Status::OK;
+}
+
+}  // namespace ccsandbox::broker

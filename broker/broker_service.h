@@ -1,0 +1,61 @@
+// The public SandboxBroker service: sessions over the launcher. Launch resolves the
+// backend and validates the spec; Exec turns spec + request into a LaunchPlan, runs it on
+// the launcher and relays its events, labelled with the session's actual backend.
+#ifndef CCSANDBOX_BROKER_BROKER_SERVICE_H_
+#define CCSANDBOX_BROKER_BROKER_SERVICE_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "broker/session_table.h"
+#include "grpcpp/grpcpp.h"
+#include "policy/backend.h"
+#include "proto/launcher.grpc.pb.h"
+#include "proto/sandbox.grpc.pb.h"
+
+namespace ccsandbox::broker {
+
+struct BrokerConfig {
+  policy::HostSandbox host;        // the boot probe and --sandbox
+  std::string status_line;         // the boot line
+  std::string launcher_address;    // e.g. unix:/run/ccsandbox/launcher.sock
+  std::map<std::string, std::string> host_env;  // the broker's own environment
+};
+
+class BrokerService final : public v1::SandboxBroker::Service {
+ public:
+  explicit BrokerService(BrokerConfig config);
+
+  grpc::Status Probe(grpc::ServerContext*, const v1::ProbeRequest*,
+                     v1::ProbeResponse* response) override;
+  grpc::Status Launch(grpc::ServerContext*, const v1::LaunchRequest* request,
+                      v1::SandboxHandle* handle) override;
+  grpc::Status Exec(grpc::ServerContext* context, const v1::ExecRequest* request,
+                    grpc::ServerWriter<v1::SandboxEvent>* writer) override;
+  grpc::Status Kill(grpc::ServerContext*, const v1::KillRequest* request,
+                    v1::KillResponse* response) override;
+  grpc::Status Destroy(grpc::ServerContext*, const v1::SessionRequest* request,
+                       v1::SandboxHandle* handle) override;
+  grpc::Status GetSession(grpc::ServerContext*, const v1::SessionRequest* request,
+                          v1::SandboxHandle* handle) override;
+  grpc::Status ListSessions(grpc::ServerContext*, const v1::ListSessionsRequest*,
+                            v1::ListSessionsResponse* response) override;
+
+ private:
+  // Asks the launcher to signal each run; returns how many it reached.
+  int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
+  std::string NextRunId(const std::string& session_id);
+
+  const BrokerConfig config_;
+  std::shared_ptr<grpc::Channel> launcher_channel_;
+  std::unique_ptr<v1::SandboxLauncher::Stub> launcher_;
+  SessionTable sessions_;
+  std::atomic<uint64_t> run_counter_{0};
+  const uint64_t run_salt_;
+};
+
+}  // namespace ccsandbox::broker
+
+#endif  // CCSANDBOX_BROKER_BROKER_SERVICE_H_

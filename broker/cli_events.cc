@@ -1,0 +1,36 @@
+#include "broker/cli_events.h"
+
+#include <signal.h>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace ccsandbox::broker {
+
+std::optional<int> ExitCodeFor(const v1::SandboxEvent& event) {
+  if (event.has_exit()) return event.exit().exit_code();
+  if (event.has_killed()) return 128 + (event.killed().signal() > 0 ? event.killed().signal() : SIGKILL);
+  if (event.has_error()) return 125;
+  return std::nullopt;
+}
+
+std::string StderrNoticeFor(const v1::SandboxEvent& event) {
+  if (event.has_violation()) {
+    return absl::StrCat("sandbox: violation ", event.violation().action(), " ",
+                        event.violation().target(), "\n");
+  }
+  if (event.has_killed()) return absl::StrCat("sandbox: killed (", event.killed().reason(), ")\n");
+  if (event.has_error()) return absl::StrCat("sandbox: ", event.error().message(), "\n");
+  return "";
+}
+
+std::string EventJson(const v1::SandboxEvent& event) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(event, &json, options);
+  return json;
+}
+
+}  // namespace ccsandbox::broker

@@ -1,0 +1,227 @@
+// sandboxctl: the command-line client of the broker.
+//
+//   sandboxctl --broker=unix:PATH probe [--json]
+//   sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS]
+//              [--backend=NAME] [--stdin] [--json] -- CMD [ARGS...]
+//
+// run passes the command's output through live, reports violations on stderr and exits
+// with the command's code (128+signal when killed, 125 when sandboxctl, the broker or the
+// launcher failed — with a one-line message).
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "broker/cli_events.h"
+#include "broker/cli_spec.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/grpcpp.h"
+#include "launcher/dashed_flags.h"
+#include "proto/sandbox.grpc.pb.h"
+
+ABSL_FLAG(std::string, broker, "", "broker address, e.g. unix:/run/ccsandbox/broker.sock "
+                                   "(default: $CCSANDBOX_BROKER)");
+ABSL_FLAG(bool, json, false, "print one JSON object per line");
+ABSL_FLAG(std::string, spec, "", "run: SandboxSpec as proto3 JSON");
+ABSL_FLAG(std::string, workdir, "", "run: working directory (default: the current one)");
+ABSL_FLAG(double, timeout, 0, "run: kill the command after SECONDS (0 = never)");
+ABSL_FLAG(std::string, backend, "", "run: none, native, docker or microvm (default: the host's)");
+ABSL_FLAG(bool, stdin, false, "run: send this process's stdin to the command");
+
+namespace ccsandbox::broker {
+namespace {
+
+constexpr int kToolError = 125;
+
+int Fail(const std::string& message) {
+  std::cerr << "sandboxctl: " << message << std::endl;
+  return kToolError;
+}
+
+void WriteAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n <= 0) return;
+    off += n;
+  }
+}
+
+int Probe(v1::SandboxBroker::Stub& stub, bool json) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ProbeResponse response;
+  grpc::Status status = stub.Probe(&ctx, v1::ProbeRequest(), &response);
+  if (!status.ok()) return Fail(status.error_message());
+  if (json) {
+    std::string text;
+    google::protobuf::util::JsonPrintOptions options;
+    options.always_print_primitive_fields = true;
+    (void)google::protobuf::util::MessageToJsonString(response, &text, options);
+    std::cout << text << std::endl;
+  } else {
+    std::cout << response.status_line() << std::endl;
+  }
+  return 0;
+}
+
+std::string NewSessionId() {
+  std::random_device rd;
+  return absl::StrFormat("cli-%d-%08x", getpid(), rd());
+}
+
+int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
+  if (command.empty()) return Fail("run: no command given (sandboxctl run -- CMD [ARGS...])");
+  std::string workdir = absl::GetFlag(FLAGS_workdir);
+  char resolved[PATH_MAX];
+  if (workdir.empty()) {
+    if (getcwd(resolved, sizeof(resolved)) == nullptr) return Fail("cannot read the current directory");
+    workdir = resolved;
+  } else if (realpath(workdir.c_str(), resolved) != nullptr) {
+    workdir = resolved;
+  } else {
+    return Fail(absl::StrCat("--workdir: '", workdir, "' does not exist"));
+  }
+  const double timeout = absl::GetFlag(FLAGS_timeout);
+  if (timeout < 0) return Fail("--timeout: must not be negative");
+
+  v1::LaunchRequest launch;
+  const std::string spec_file = absl::GetFlag(FLAGS_spec);
+  if (spec_file.empty()) {
+    *launch.mutable_spec() = DefaultSpec(workdir, NewSessionId());
+  } else {
+    absl::StatusOr<v1::SandboxSpec> spec = LoadSpecFile(spec_file);
+    if (!spec.ok()) return Fail(std::string(spec.status().message()));
+    *launch.mutable_spec() = *spec;
+    if (launch.spec().session_id().empty()) launch.mutable_spec()->set_session_id(NewSessionId());
+  }
+  launch.set_backend(absl::GetFlag(FLAGS_backend));
+
+  v1::SandboxHandle handle;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    grpc::Status status = stub.Launch(&ctx, launch, &handle);
+    if (!status.ok()) return Fail(status.error_message());
+  }
+  const std::string session = handle.session_id();
+  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE && !json) {
+    auto note = handle.details().fields().find("backendNote");
+    std::cerr << "sandboxctl: running UNSANDBOXED ("
+              << (note == handle.details().fields().end() ? "backend none"
+                                                          : note->second.string_value())
+              << ")" << std::endl;
+  }
+
+  v1::ExecRequest exec;
+  exec.set_session_id(session);
+  for (const std::string& arg : command) exec.add_argv(arg);
+  if (!absl::GetFlag(FLAGS_workdir).empty() || !spec_file.empty()) {
+    if (!absl::GetFlag(FLAGS_workdir).empty()) exec.set_guest_workdir(workdir);
+  }
+  exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
+  if (absl::GetFlag(FLAGS_stdin)) {
+    exec.set_stdin(std::string(std::istreambuf_iterator<char>(std::cin), {}));
+  }
+
+  // Ctrl-C / SIGTERM: cancel the run (the broker kills the sandbox), then tear down.
+  grpc::ClientContext exec_ctx;
+  std::atomic<int> stop_signal{0};
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::thread([&stop_signal, &exec_ctx, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    stop_signal = sig;
+    exec_ctx.TryCancel();
+  }).detach();
+
+  std::optional<int> code;
+  std::string tool_error;
+  {
+    std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&exec_ctx, exec);
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) {
+      if (json) {
+        WriteAll(1, EventJson(event) + "\n");
+      } else if (event.has_stdout()) {
+        WriteAll(1, event.stdout());
+      } else if (event.has_stderr()) {
+        WriteAll(2, event.stderr());
+      } else {
+        WriteAll(2, StderrNoticeFor(event));
+      }
+      if (std::optional<int> c = ExitCodeFor(event)) code = c;
+    }
+    grpc::Status status = reader->Finish();
+    if (!status.ok() && stop_signal == 0) tool_error = status.error_message();
+  }
+
+  grpc::ClientContext destroy_ctx;
+  destroy_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::SessionRequest destroy;
+  destroy.set_session_id(session);
+  v1::SandboxHandle destroyed;
+  (void)stub.Destroy(&destroy_ctx, destroy, &destroyed);
+
+  if (stop_signal != 0) return 128 + stop_signal;
+  if (!tool_error.empty()) return Fail(tool_error);
+  if (!code.has_value()) return Fail("the run ended without an exit event");
+  return *code;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sandboxctl --broker=unix:PATH probe [--json]\n"
+      "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "
+      "[--timeout=SECONDS] [--json] -- CMD [ARGS...]");
+  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  if (positional.size() < 2) {
+    return Fail("missing subcommand: probe or run (see --help)");
+  }
+  const std::string subcommand = positional[1];
+  std::string address = absl::GetFlag(FLAGS_broker);
+  if (address.empty()) {
+    const char* env = getenv("CCSANDBOX_BROKER");
+    if (env != nullptr) address = env;
+  }
+  if (address.empty()) return Fail("--broker is required (or set CCSANDBOX_BROKER)");
+  if (address.rfind("unix:", 0) == 0 && access(address.substr(5).c_str(), F_OK) != 0) {
+    return Fail(absl::StrCat("no broker at ", address, " (socket missing)"));
+  }
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
+  const bool json = absl::GetFlag(FLAGS_json);
+  if (subcommand == "probe") {
+    if (positional.size() > 2) return Fail("probe takes no arguments");
+    return Probe(*stub, json);
+  }
+  if (subcommand == "run") {
+    return Run(*stub, std::vector<std::string>(positional.begin() + 2, positional.end()), json);
+  }
+  return Fail(absl::StrCat("unknown subcommand '", subcommand, "': expected probe or run"));
+}
+
+}  // namespace
+}  // namespace ccsandbox::broker
+
+int main(int argc, char** argv) { return ccsandbox::broker::Main(argc, argv); }

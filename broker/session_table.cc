@@ -1,0 +1,74 @@
+#include "broker/session_table.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+absl::Status NotFound(const std::string& id) {
+  return absl::NotFoundError(absl::StrCat("sessionId: no session '", id, "'"));
+}
+
+}  // namespace
+
+absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle) {
+  absl::MutexLock lock(&mu_);
+  if (!sessions_.emplace(spec.session_id(), Session{spec, handle, {}}).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SandboxHandle> SessionTable::Get(const std::string& session_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return NotFound(session_id);
+  return it->second.handle;
+}
+
+std::vector<v1::SandboxHandle> SessionTable::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::SandboxHandle> handles;
+  for (const auto& [id, session] : sessions_) handles.push_back(session.handle);
+  return handles;
+}
+
+absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string& session_id,
+                                                              const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return NotFound(session_id);
+  it->second.runs.insert(run_id);
+  it->second.handle.set_state(v1::SANDBOX_STATE_ACTIVE);
+  return RunStart{it->second.spec, it->second.handle.backend()};
+}
+
+void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return;
+  it->second.runs.erase(run_id);
+  if (it->second.runs.empty()) it->second.handle.set_state(v1::SANDBOX_STATE_WARM);
+}
+
+absl::StatusOr<std::vector<std::string>> SessionTable::Runs(const std::string& session_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return NotFound(session_id);
+  return std::vector<std::string>(it->second.runs.begin(), it->second.runs.end());
+}
+
+absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> SessionTable::Destroy(
+    const std::string& session_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return NotFound(session_id);
+  v1::SandboxHandle handle = it->second.handle;
+  handle.set_state(v1::SANDBOX_STATE_DESTROYED);
+  std::vector<std::string> runs(it->second.runs.begin(), it->second.runs.end());
+  sessions_.erase(it);
+  return std::make_pair(handle, runs);
+}
+
+}  // namespace ccsandbox::broker

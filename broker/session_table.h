@@ -1,0 +1,51 @@
+// The broker's sessions: spec, handle and the runs in flight, behind one mutex.
+// State: warm after Launch, active while at least one Exec runs, gone after Destroy.
+#ifndef CCSANDBOX_BROKER_SESSION_TABLE_H_
+#define CCSANDBOX_BROKER_SESSION_TABLE_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "proto/sandbox.pb.h"
+
+namespace ccsandbox::broker {
+
+class SessionTable {
+ public:
+  struct RunStart {
+    v1::SandboxSpec spec;
+    v1::SandboxBackend backend;
+  };
+
+  // ALREADY_EXISTS when the session id is taken.
+  absl::Status Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle);
+  // NOT_FOUND for an unknown session.
+  absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
+  std::vector<v1::SandboxHandle> List() const;
+  // Marks `run_id` in flight (state active) and returns what the plan needs.
+  absl::StatusOr<RunStart> BeginRun(const std::string& session_id, const std::string& run_id);
+  // Back to warm once no run is in flight; a no-op for a destroyed session.
+  void EndRun(const std::string& session_id, const std::string& run_id);
+  // The runs in flight.
+  absl::StatusOr<std::vector<std::string>> Runs(const std::string& session_id) const;
+  // Removes the session; returns its last handle (state destroyed) and its runs in flight.
+  absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> Destroy(
+      const std::string& session_id);
+
+ private:
+  struct Session {
+    v1::SandboxSpec spec;
+    v1::SandboxHandle handle;
+    std::set<std::string> runs;
+  };
+  mutable absl::Mutex mu_;
+  std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ccsandbox::broker
+
+#endif  // CCSANDBOX_BROKER_SESSION_TABLE_H_

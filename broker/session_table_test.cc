@@ -1,0 +1,55 @@
+#include "broker/session_table.h"
+
+#include "gtest/gtest.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+v1::SandboxSpec Spec(const std::string& id) {
+  v1::SandboxSpec spec;
+  spec.set_session_id(id);
+  return spec;
+}
+
+v1::SandboxHandle Handle(const std::string& id) {
+  v1::SandboxHandle handle;
+  handle.set_session_id(id);
+  handle.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  handle.set_state(v1::SANDBOX_STATE_WARM);
+  return handle;
+}
+
+TEST(SessionTable, LifecycleWarmActiveWarmDestroyed) {
+  SessionTable table;
+  ASSERT_TRUE(table.Create(Spec("s"), Handle("s")).ok());
+  EXPECT_EQ(table.Create(Spec("s"), Handle("s")).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(table.Get("s")->state(), v1::SANDBOX_STATE_WARM);
+
+  auto start = table.BeginRun("s", "r1");
+  ASSERT_TRUE(start.ok());
+  EXPECT_EQ(start->backend, v1::SANDBOX_BACKEND_NATIVE);
+  ASSERT_TRUE(table.BeginRun("s", "r2").ok());
+  EXPECT_EQ(table.Get("s")->state(), v1::SANDBOX_STATE_ACTIVE);
+  table.EndRun("s", "r1");
+  EXPECT_EQ(table.Get("s")->state(), v1::SANDBOX_STATE_ACTIVE);
+  EXPECT_EQ(*table.Runs("s"), std::vector<std::string>{"r2"});
+
+  auto destroyed = table.Destroy("s");
+  ASSERT_TRUE(destroyed.ok());
+  EXPECT_EQ(destroyed->first.state(), v1::SANDBOX_STATE_DESTROYED);
+  EXPECT_EQ(destroyed->second, std::vector<std::string>{"r2"});
+  table.EndRun("s", "r2");  // a run finishing after Destroy is harmless
+  EXPECT_EQ(table.Get("s").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(table.List().empty());
+}
+
+TEST(SessionTable, UnknownSessionsAreNotFound) {
+  SessionTable table;
+  EXPECT_EQ(table.Get("x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.BeginRun("x", "r").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.Runs("x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.Destroy("x").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ccsandbox::broker
