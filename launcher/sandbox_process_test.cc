@@ -1,0 +1,176 @@
+#include "launcher/sandbox_process.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "launcher/run_supervisor.h"
+
+namespace ccsandbox::launcher {
+namespace {
+
+class RecordingSink : public EventSink {
+ public:
+  std::vector<v1::SandboxEvent> events;
+  bool cancel = false;
+  bool Emit(const v1::SandboxEvent& e) override {
+    events.push_back(e);
+    return true;
+  }
+  bool Cancelled() override { return cancel; }
+  std::string Stdout() const {
+    std::string out;
+    for (const auto& e : events) out += e.stdout();
+    return out;
+  }
+};
+
+ProcessSpec Sh(const std::string& script) {
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.argv = {"sh", "-c", script};
+  spec.envp = {"PATH=/usr/bin:/bin"};
+  return spec;
+}
+
+struct Result {
+  RunOutcome outcome;
+  RecordingSink sink;
+};
+
+Result RunToEnd(const ProcessSpec& spec, SuperviseOptions options = {},
+                std::function<void(RunControl&)> during = nullptr) {
+  auto process = SandboxProcess::Spawn(spec);
+  EXPECT_TRUE(process.ok()) << process.status();
+  auto control = RunControl::Create();
+  Result result;
+  std::thread t;
+  if (during) t = std::thread([&] { during(**control); });
+  result.outcome = Supervise(**process, **control, options, result.sink);
+  if (t.joinable()) t.join();
+  return result;
+}
+
+// Alive and not a zombie. An orphan killed with its group is reaped by whoever adopted it,
+// so give that reaper a moment.
+bool ProcessAlive(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z') {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+TEST(SandboxProcess, StreamsOutputAndExitCode) {
+  Result r = RunToEnd(Sh("echo out; echo err >&2; exit 7"));
+  EXPECT_EQ(r.outcome, RunOutcome::kExited);
+  EXPECT_EQ(r.sink.Stdout(), "out\n");
+  ASSERT_FALSE(r.sink.events.empty());
+  EXPECT_EQ(r.sink.events.back().exit().exit_code(), 7);
+}
+
+TEST(SandboxProcess, FeedsStdin) {
+  SuperviseOptions options;
+  options.stdin_data = std::string(1 << 20, 'x');  // larger than a pipe buffer
+  Result r = RunToEnd(Sh("wc -c"), options);
+  EXPECT_EQ(r.sink.Stdout(), "1048576\n");
+}
+
+TEST(SandboxProcess, LeaksNoDescriptors) {
+  int leaked[2];
+  ASSERT_EQ(pipe(leaked), 0);  // not O_CLOEXEC on purpose
+  Result r = RunToEnd(Sh("ls /proc/self/fd | sort -n | tr '\\n' ' '"));
+  close(leaked[0]);
+  close(leaked[1]);
+  // 0, 1, 2 and the directory fd ls itself opens.
+  EXPECT_EQ(r.sink.Stdout(), "0 1 2 3 ");
+}
+
+TEST(SandboxProcess, TimeoutKillsTheWholeGroup) {
+  SuperviseOptions options;
+  options.timeout = std::chrono::milliseconds(300);
+  Result r = RunToEnd(Sh("sleep 60 & echo $!; wait"), options);
+  EXPECT_EQ(r.outcome, RunOutcome::kKilled);
+  ASSERT_TRUE(r.sink.events.back().has_killed());
+  EXPECT_NE(r.sink.events.back().killed().reason().find("timeout"), std::string::npos);
+  const pid_t child = std::stoi(r.sink.Stdout());
+  EXPECT_FALSE(ProcessAlive(child)) << "background child survived";
+}
+
+TEST(SandboxProcess, LeftoversDieWhenTheCommandExits) {
+  Result r = RunToEnd(Sh("sleep 60 >/dev/null 2>&1 & echo $!"));
+  EXPECT_EQ(r.outcome, RunOutcome::kExited);
+  const pid_t child = std::stoi(r.sink.Stdout());
+  EXPECT_FALSE(ProcessAlive(child));
+}
+
+TEST(SandboxProcess, SignalRequestEndsTheRunAsKilled) {
+  Result r = RunToEnd(Sh("sleep 60"), {}, [](RunControl& control) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    control.RequestSignal(SIGKILL, "killed by request");
+  });
+  EXPECT_EQ(r.outcome, RunOutcome::kKilled);
+  EXPECT_EQ(r.sink.events.back().killed().reason(), "killed by request");
+  EXPECT_EQ(r.sink.events.back().killed().signal(), SIGKILL);
+}
+
+TEST(SandboxProcess, CancellationEmitsNothingFinal) {
+  auto process = SandboxProcess::Spawn(Sh("sleep 60"));
+  ASSERT_TRUE(process.ok());
+  const pid_t pid = (*process)->pid();
+  auto control = RunControl::Create();
+  RecordingSink sink;
+  sink.cancel = true;
+  EXPECT_EQ(Supervise(**process, **control, {}, sink), RunOutcome::kCancelled);
+  EXPECT_TRUE(sink.events.empty());
+  EXPECT_FALSE(ProcessAlive(pid));
+}
+
+TEST(SandboxProcess, ExecFailureIsAStatus) {
+  ProcessSpec spec = Sh("true");
+  spec.executable = "/nonexistent/binary";
+  auto process = SandboxProcess::Spawn(spec);
+  EXPECT_EQ(process.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(process.status().message().find("execve"), std::string::npos);
+}
+
+TEST(SandboxProcess, DestructorKillsAndReaps) {
+  pid_t pid;
+  {
+    auto process = SandboxProcess::Spawn(Sh("sleep 60"));
+    ASSERT_TRUE(process.ok());
+    pid = (*process)->pid();
+  }
+  EXPECT_FALSE(ProcessAlive(pid));
+  EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), -1);  // already reaped: no zombie
+}
+
+TEST(SandboxProcess, SwitchesIdentityWhenRoot) {
+  ASSERT_EQ(geteuid(), 0u) << "switching uid needs root (CI runs as root)";
+  ProcessSpec spec = Sh("id -u; id -g; id -G");
+  spec.identity = Identity{65534, 65534, {}};
+  Result r = RunToEnd(spec);
+  EXPECT_EQ(r.sink.Stdout(), "65534\n65534\n65534\n");
+}
+
+TEST(FindExecutable, SearchesTheGivenPath) {
+  EXPECT_EQ(FindExecutable("sh", "/nonexistent:/bin"), "/bin/sh");
+  EXPECT_EQ(FindExecutable("/x/y", ""), "/x/y");
+  EXPECT_FALSE(FindExecutable("no-such-binary-xyz", "/bin:/usr/bin").has_value());
+}
+
+}  // namespace
+}  // namespace ccsandbox::launcher
