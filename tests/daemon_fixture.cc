@@ -1,0 +1,207 @@
+#include "tests/daemon_fixture.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "launcher/run_supervisor.h"
+
+extern char** environ;
+
+namespace ccsandbox::testing {
+namespace {
+
+class CollectingSink : public launcher::EventSink {
+ public:
+  ProgramResult* result;
+  bool Emit(const v1::SandboxEvent& e) override {
+    if (e.has_stdout()) result->out += e.stdout();
+    if (e.has_stderr()) result->err += e.stderr();
+    if (e.has_exit()) result->exit_code = e.exit().exit_code();
+    if (e.has_killed()) result->exit_code = 128 + e.killed().signal();
+    return true;
+  }
+  bool Cancelled() override { return false; }
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                  const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("CC_SERVER_SANDBOX=", 0) != 0) env.push_back(*e);
+  }
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> argv_p, env_p;
+  for (const auto& a : argv) argv_p.push_back(const_cast<char*>(a.c_str()));
+  argv_p.push_back(nullptr);
+  for (const auto& e : env) env_p.push_back(const_cast<char*>(e.c_str()));
+  env_p.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, argv_p.data(), env_p.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+bool WaitForPath(const std::string& path, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (access(path.c_str(), F_OK) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+void StopDaemon(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 500; ++i) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+}  // namespace
+
+std::string Runfile(const std::string& relative) {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* workspace = getenv("TEST_WORKSPACE");
+  return absl::StrCat(srcdir ? srcdir : ".", "/", workspace ? workspace : "ccsandbox", "/",
+                      relative);
+}
+
+ProgramResult RunProgram(const std::vector<std::string>& argv,
+                         std::optional<launcher::Identity> identity, const std::string& stdin_data,
+                         const std::string& cwd) {
+  ProgramResult result;
+  launcher::ProcessSpec spec;
+  const char* path = getenv("PATH");
+  spec.executable =
+      launcher::FindExecutable(argv[0], path ? path : "/usr/bin:/bin").value_or(argv[0]);
+  spec.argv = argv;
+  for (char** e = environ; *e != nullptr; ++e) spec.envp.push_back(*e);
+  spec.identity = identity;
+  spec.cwd = cwd;
+  auto process = launcher::SandboxProcess::Spawn(spec);
+  if (!process.ok()) {
+    result.err = std::string(process.status().message());
+    return result;
+  }
+  auto control = launcher::RunControl::Create();
+  CollectingSink sink;
+  sink.result = &result;
+  launcher::SuperviseOptions options;
+  options.stdin_data = stdin_data;
+  options.timeout = std::chrono::seconds(60);
+  launcher::Supervise(**process, **control, options, sink);
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& options) {
+  auto daemons = std::unique_ptr<Daemons>(new Daemons());
+  char tmpl[] = "/tmp/ccs-e2e.XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
+  daemons->dir_ = tmpl;
+  char work[] = "/var/tmp/ccs-work.XXXXXX";
+  if (mkdtemp(work) == nullptr) return absl::InternalError("mkdtemp failed");
+  daemons->work_root_ = work;
+  chmod(work, 0755);
+
+  daemons->launcher_pid_ = SpawnDaemon(
+      {Runfile("launcher/sandbox_launcherd"), "--socket=" + daemons->launcher_socket(),
+       "--allowed-uids=" + options.allowed_uids},
+      {}, daemons->dir_ + "/launcher.log");
+  std::vector<std::string> broker_argv = {Runfile("broker/sandbox_brokerd"),
+                                          "--listen=" + daemons->broker_address(),
+                                          "--launcher=unix:" + daemons->launcher_socket()};
+  if (!options.sandbox_flag.empty()) broker_argv.push_back("--sandbox=" + options.sandbox_flag);
+  daemons->broker_pid_ = SpawnDaemon(broker_argv, options.broker_env, daemons->dir_ + "/broker.log");
+  if (!WaitForPath(daemons->launcher_socket(), 10) ||
+      !WaitForPath(daemons->dir_ + "/broker.sock", 10)) {
+    return absl::DeadlineExceededError(absl::StrCat("daemons did not start; launcher log:\n",
+                                                    daemons->LauncherLog(), "\nbroker log:\n",
+                                                    daemons->BrokerLog()));
+  }
+  return daemons;
+}
+
+Daemons::~Daemons() {
+  StopDaemon(broker_pid_);
+  StopDaemon(launcher_pid_);
+  RunProgram({"rm", "-rf", dir_, work_root_});
+}
+
+std::string Daemons::BrokerLog() const { return ReadFile(dir_ + "/broker.log"); }
+std::string Daemons::LauncherLog() const { return ReadFile(dir_ + "/launcher.log"); }
+
+std::string Daemons::MakeWorkdir() {
+  std::string tmpl = work_root_ + "/tree.XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) return "";
+  chmod(tmpl.c_str(), 0777);
+  return tmpl;
+}
+
+ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const std::string& cwd) {
+  std::vector<std::string> argv = {Runfile("broker/sandboxctl"), "--broker=" + broker_address()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProgram(argv, std::nullopt, "", cwd);
+}
+
+bool AnyProcessMatches(const std::string& marker) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return false;
+  bool found = false;
+  const std::string self = std::to_string(getpid());
+  while (dirent* entry = readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || !isdigit(name[0]) || name == self) continue;
+    std::string cmdline = ReadFile("/proc/" + name + "/cmdline");
+    absl::StrReplaceAll({{std::string(1, '\0'), " "}}, &cmdline);
+    std::ifstream stat("/proc/" + name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    const bool zombie = paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z';
+    if (!zombie && cmdline.find(marker) != std::string::npos) {
+      found = true;
+      break;
+    }
+  }
+  closedir(proc);
+  return found;
+}
+
+bool WaitNoProcessMatches(const std::string& marker, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    if (!AnyProcessMatches(marker)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
+}  // namespace ccsandbox::testing

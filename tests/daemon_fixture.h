@@ -1,0 +1,69 @@
+// End-to-end test support: the real launcher and broker as separate processes on private
+// sockets under /tmp (socket paths must stay under 108 bytes), plus a way to run any
+// program (sandboxctl, python3) and collect its output and exit code.
+#ifndef CCSANDBOX_TESTS_DAEMON_FIXTURE_H_
+#define CCSANDBOX_TESTS_DAEMON_FIXTURE_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "launcher/sandbox_process.h"
+
+namespace ccsandbox::testing {
+
+// Path of a runfile of this workspace, e.g. "broker/sandboxctl".
+std::string Runfile(const std::string& relative);
+
+struct ProgramResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` to completion (PATH-searched), optionally as another identity.
+ProgramResult RunProgram(const std::vector<std::string>& argv,
+                         std::optional<launcher::Identity> identity = std::nullopt,
+                         const std::string& stdin_data = "", const std::string& cwd = "");
+
+struct DaemonOptions {
+  std::string sandbox_flag;                 // "" = not given
+  std::vector<std::string> broker_env;      // extra NAME=value for the broker
+  std::string allowed_uids = "0";
+};
+
+class Daemons {
+ public:
+  static absl::StatusOr<std::unique_ptr<Daemons>> Start(const DaemonOptions& options = {});
+  ~Daemons();  // SIGTERM both, wait, remove the temp dir
+
+  const std::string& dir() const { return dir_; }
+  std::string broker_address() const { return "unix:" + dir_ + "/broker.sock"; }
+  std::string launcher_socket() const { return dir_ + "/launcher.sock"; }
+  std::string BrokerLog() const;
+  std::string LauncherLog() const;
+  // A fresh directory to bind as a work tree (outside the socket directory).
+  std::string MakeWorkdir();
+  // `sandboxctl --broker=... args...`
+  ProgramResult Sandboxctl(const std::vector<std::string>& args, const std::string& cwd = "");
+
+ private:
+  Daemons() = default;
+  std::string dir_;
+  std::string work_root_;
+  pid_t launcher_pid_ = -1;
+  pid_t broker_pid_ = -1;
+};
+
+// True while any process's command line contains `marker`.
+bool AnyProcessMatches(const std::string& marker);
+// Waits up to `seconds` for no process to match `marker`.
+bool WaitNoProcessMatches(const std::string& marker, double seconds);
+
+}  // namespace ccsandbox::testing
+
+#endif  // CCSANDBOX_TESTS_DAEMON_FIXTURE_H_

@@ -1,0 +1,171 @@
+// sandboxctl against the real broker and launcher: output, exit codes, timeouts, the
+// --sandbox=off path and bad input.
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/daemon_fixture.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {}) {
+  auto daemons = Daemons::Start(options);
+  EXPECT_TRUE(daemons.ok()) << daemons.status();
+  return daemons.ok() ? std::move(*daemons) : nullptr;
+}
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(SandboxctlRun, OutputAndExitCodeRoundTrip) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  ProgramResult r = d->Sandboxctl(
+      {"run", "--", "sh", "-c", "echo out; echo err >&2; printf '%s' \"$PWD\"; exit 3"}, work);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out, "out\n" + work);
+  EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  ProgramResult r = d->Sandboxctl(
+      {"run", "--", "sh", "-c",
+       "echo x > inside && cat inside && ls /root 2>&1; touch /usr/x 2>&1; ls " + d->dir() +
+           " 2>&1"},
+      work);
+  EXPECT_TRUE(absl::StartsWith(r.out, "x\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "'/root': No such file")) << r.out;  // host home unseen
+  EXPECT_TRUE(absl::StrContains(r.out, "'/usr/x': Read-only file system")) << r.out;
+  // The launcher's socket directory is not visible either.
+  EXPECT_TRUE(absl::StrContains(r.out, "'" + d->dir() + "': No such file")) << r.out;
+  std::ifstream written(work + "/inside");
+  EXPECT_TRUE(written.good());
+}
+
+TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string marker = "1234.5671";
+  ProgramResult r = d->Sandboxctl(
+      {"run", "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
+      d->MakeWorkdir());
+  EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "sandbox: killed (timeout after 500 ms)")) << r.err;
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 3));
+}
+
+TEST(SandboxctlRun, JsonPrintsOneEventPerLineInOrder) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  ProgramResult r = d->Sandboxctl({"run", "--json", "--", "echo", "hi"}, d->MakeWorkdir());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_TRUE(absl::StrContains(lines[0], "\"starting\"")) << lines[0];
+  EXPECT_TRUE(absl::StrContains(lines[1], "\"ready\"")) << lines[1];
+  EXPECT_TRUE(absl::StrContains(lines[2], "\"stdout\":\"aGkK\"")) << lines[2];  // base64 "hi\n"
+  EXPECT_TRUE(absl::StrContains(lines[3], "\"exit\":{\"exitCode\":0}")) << lines[3];
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(absl::StrContains(line, "\"backend\":\"SANDBOX_BACKEND_NATIVE\"")) << line;
+  }
+}
+
+TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
+  auto d = MustStart({.sandbox_flag = "off"});
+  ASSERT_NE(d, nullptr);
+  ProgramResult probe = d->Sandboxctl({"probe"});
+  EXPECT_EQ(probe.out, "agent sandbox DISABLED by --sandbox off\n");
+  const std::string work = d->MakeWorkdir();
+  ProgramResult r = d->Sandboxctl({"run", "--", "sh", "-c", "ls -d /root"}, work);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "/root\n");  // unwrapped: the host is visible
+  EXPECT_TRUE(absl::StrContains(r.err, "running UNSANDBOXED")) << r.err;
+  ProgramResult json = d->Sandboxctl({"run", "--json", "--", "true"}, work);
+  EXPECT_TRUE(absl::StrContains(json.out, "SANDBOX_BACKEND_NONE")) << json.out;
+  EXPECT_FALSE(absl::StrContains(json.out, "SANDBOX_BACKEND_NATIVE")) << json.out;
+  // Exactly one boot line, the specified one.
+  const std::string log = d->BrokerLog();
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n') > 0, true);
+  EXPECT_TRUE(absl::StrContains(log, "agent sandbox DISABLED by --sandbox off")) << log;
+  EXPECT_FALSE(absl::StrContains(log, "agent sandbox ON")) << log;
+}
+
+TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
+  auto by_env = MustStart({.broker_env = {"CC_SERVER_SANDBOX=off"}});
+  ASSERT_NE(by_env, nullptr);
+  EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, "agent sandbox DISABLED by --sandbox off\n");
+  auto flag_wins = MustStart({.sandbox_flag = "on", .broker_env = {"CC_SERVER_SANDBOX=off"}});
+  ASSERT_NE(flag_wins, nullptr);
+  EXPECT_EQ(flag_wins->Sandboxctl({"probe"}).out,
+            "agent sandbox ON (bubblewrap — namespace isolation, no kernel boundary)\n");
+}
+
+TEST(SandboxOff, TheNoneBackendStillScrubsTheEnvironment) {
+  auto d = MustStart({.sandbox_flag = "off",
+                      .broker_env = {"LD_PRELOAD=/nonexistent.so", "SECRET_TOKEN=s3cr3t"}});
+  ASSERT_NE(d, nullptr);
+  ProgramResult r = d->Sandboxctl({"run", "--", "env"}, d->MakeWorkdir());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "LD_PRELOAD")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.out, "s3cr3t")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "PATH=")) << r.out;
+}
+
+TEST(SandboxctlRun, BadInputIsRefusedNamingTheProblemAndNothingRuns) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  struct Case {
+    const char* json;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {R"({"mode": "yolo"})", "mode: unknown mode 'yolo'"},
+      {R"({"bindMounts": [{"hostPath": "relative/dir"}]})", "bindMounts[0].hostPath"},
+      {R"({"bindMounts": [{"hostPath": "/var/../etc"}]})", "bindMounts[0].hostPath"},
+      {R"({"bindMounts": [{"hostPath": "/"}]})", "bindMounts[0].hostPath"},
+      {R"({"bindMounts": [{"hostPath": "/srv", "guestPath": "/x"}]})", "bindMounts[0].guestPath"},
+      {R"({"mdoe": "chat"})", "mdoe"},
+      {R"({"mode": )", "not a valid SandboxSpec"},
+  };
+  for (const Case& c : cases) {
+    const std::string spec = work + "/spec.json";
+    WriteFile(spec, c.json);
+    ProgramResult r = d->Sandboxctl({"run", "--spec=" + spec, "--", "touch", work + "/ran"});
+    EXPECT_EQ(r.exit_code, 125) << c.json;
+    EXPECT_TRUE(absl::StrContains(r.err, c.expected)) << c.json << " -> " << r.err;
+  }
+  std::vector<std::string> bind_socket = {"run", "--workdir=" + d->dir(), "--", "true"};
+  ProgramResult socket_dir = d->Sandboxctl(bind_socket, work);
+  EXPECT_EQ(socket_dir.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(socket_dir.err, "launcher's socket directory")) << socket_dir.err;
+
+  EXPECT_EQ(access((work + "/ran").c_str(), F_OK), -1) << "a refused spec ran its command";
+  EXPECT_FALSE(absl::StrContains(d->LauncherLog(), "started")) << d->LauncherLog();
+
+  ProgramResult missing = RunProgram(
+      {Runfile("broker/sandboxctl"), "--broker=unix:" + d->dir() + "/nope.sock", "probe"});
+  EXPECT_EQ(missing.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(missing.err, "no broker at")) << missing.err;
+  ProgramResult no_cmd = d->Sandboxctl({"run"});
+  EXPECT_EQ(no_cmd.exit_code, 125);
+}
+
+TEST(SandboxctlRun, ExplicitBackendRequestsNeverDowngrade) {
+  auto d = MustStart({.sandbox_flag = "off"});
+  ASSERT_NE(d, nullptr);
+  ProgramResult r = d->Sandboxctl({"run", "--backend=native", "--", "true"}, d->MakeWorkdir());
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(r.err, "DISABLED by --sandbox off")) << r.err;
+  ProgramResult vm = d->Sandboxctl({"run", "--backend=microvm", "--", "true"}, d->MakeWorkdir());
+  EXPECT_EQ(vm.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(vm.err, "microvm")) << vm.err;
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
