@@ -1,0 +1,217 @@
+// The broker's gRPC API end to end: event order and labels, cancellation, Kill, sessions,
+// the launcher's peer check, and an independent Python client.
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/sandbox.grpc.pb.h"
+#include "tests/daemon_fixture.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+class BrokerApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto daemons = Daemons::Start();
+    ASSERT_TRUE(daemons.ok()) << daemons.status();
+    daemons_ = std::move(*daemons);
+    stub_ = v1::SandboxBroker::NewStub(
+        grpc::CreateChannel(daemons_->broker_address(), grpc::InsecureChannelCredentials()));
+    work_ = daemons_->MakeWorkdir();
+  }
+
+  v1::SandboxHandle Launch(const std::string& id) {
+    v1::LaunchRequest request;
+    request.mutable_spec()->set_session_id(id);
+    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(work_);
+    bind->set_guest_path(work_);
+    grpc::ClientContext ctx;
+    v1::SandboxHandle handle;
+    grpc::Status status = stub_->Launch(&ctx, request, &handle);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return handle;
+  }
+
+  std::vector<v1::SandboxEvent> Exec(const v1::ExecRequest& request, grpc::Status* status) {
+    grpc::ClientContext ctx;
+    auto reader = stub_->Exec(&ctx, request);
+    std::vector<v1::SandboxEvent> events;
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) events.push_back(event);
+    *status = reader->Finish();
+    return events;
+  }
+
+  std::unique_ptr<Daemons> daemons_;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
+  std::string work_;
+};
+
+v1::ExecRequest Request(const std::string& session, std::vector<std::string> argv) {
+  v1::ExecRequest request;
+  request.set_session_id(session);
+  for (auto& a : argv) request.add_argv(a);
+  return request;
+}
+
+TEST_F(BrokerApiTest, EventsArriveInOrderAndCarryTheActualBackend) {
+  v1::SandboxHandle handle = Launch("order");
+  EXPECT_EQ(handle.backend(), v1::SANDBOX_BACKEND_NATIVE);
+  EXPECT_EQ(handle.requested_backend(), v1::SANDBOX_BACKEND_UNSPECIFIED);
+  EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_WARM);
+  grpc::Status status;
+  auto events = Exec(Request("order", {"sh", "-c", "echo a; echo b >&2; exit 2"}), &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_GE(events.size(), 5u);
+  EXPECT_TRUE(events[0].has_starting());
+  EXPECT_TRUE(events[1].has_ready());
+  EXPECT_GT(events[1].ready().pid(), 0);
+  EXPECT_TRUE(events.back().has_exit());
+  EXPECT_EQ(events.back().exit().exit_code(), 2);
+  std::string out, err;
+  for (size_t i = 2; i + 1 < events.size(); ++i) {
+    EXPECT_TRUE(events[i].has_stdout() || events[i].has_stderr()) << events[i].DebugString();
+    out += events[i].stdout();
+    err += events[i].stderr();
+  }
+  EXPECT_EQ(out, "a\n");
+  EXPECT_EQ(err, "b\n");
+  for (const auto& e : events) {
+    EXPECT_EQ(e.backend(), v1::SANDBOX_BACKEND_NATIVE);
+    EXPECT_EQ(e.session_id(), "order");
+  }
+}
+
+TEST_F(BrokerApiTest, StdinEnvAndWorkdirOverrideReachTheCommand) {
+  Launch("io");
+  mkdir((work_ + "/sub").c_str(), 0755);
+  v1::ExecRequest request = Request("io", {"sh", "-c", "cat; echo \" $MY_VAR $PWD\""});
+  request.set_stdin("in");
+  (*request.mutable_env())["MY_VAR"] = "v";
+  (*request.mutable_env())["LD_PRELOAD"] = "/evil.so";
+  request.set_guest_workdir(work_ + "/sub");
+  grpc::Status status;
+  auto events = Exec(request, &status);
+  std::string out;
+  for (const auto& e : events) out += e.stdout();
+  EXPECT_EQ(out, "in v " + work_ + "/sub\n");
+}
+
+TEST_F(BrokerApiTest, SessionStatesAndUnknownSessions) {
+  Launch("states");
+  std::thread runner([&] {
+    grpc::Status status;
+    Exec(Request("states", {"sleep", "1"}), &status);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  {
+    grpc::ClientContext ctx;
+    v1::SessionRequest req;
+    req.set_session_id("states");
+    v1::SandboxHandle handle;
+    ASSERT_TRUE(stub_->GetSession(&ctx, req, &handle).ok());
+    EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_ACTIVE);
+  }
+  runner.join();
+  grpc::ClientContext get_ctx, list_ctx, destroy_ctx, again_ctx;
+  v1::SessionRequest req;
+  req.set_session_id("states");
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub_->GetSession(&get_ctx, req, &handle).ok());
+  EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_WARM);
+  v1::ListSessionsResponse list;
+  ASSERT_TRUE(stub_->ListSessions(&list_ctx, v1::ListSessionsRequest(), &list).ok());
+  EXPECT_EQ(list.sessions_size(), 1);
+  ASSERT_TRUE(stub_->Destroy(&destroy_ctx, req, &handle).ok());
+  EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_DESTROYED);
+  EXPECT_EQ(stub_->GetSession(&again_ctx, req, &handle).error_code(), grpc::StatusCode::NOT_FOUND);
+  grpc::Status status;
+  Exec(Request("states", {"true"}), &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "sessionId")) << status.error_message();
+}
+
+TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
+  Launch("cancel");
+  const std::string marker = "4321.1234";
+  grpc::ClientContext ctx;
+  auto reader = stub_->Exec(&ctx, Request("cancel", {"sleep", marker}));
+  v1::SandboxEvent event;
+  while (reader->Read(&event) && !event.has_ready()) {
+  }
+  ASSERT_TRUE(event.has_ready());
+  ASSERT_TRUE(AnyProcessMatches(marker));
+  ctx.TryCancel();
+  reader->Finish();
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "the sandbox outlived its cancelled client";
+}
+
+TEST_F(BrokerApiTest, KillEndsTheRunWithAKilledEvent) {
+  Launch("kill");
+  std::vector<v1::SandboxEvent> events;
+  std::thread runner([&] {
+    grpc::Status status;
+    events = Exec(Request("kill", {"sleep", "300"}), &status);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  grpc::ClientContext ctx;
+  v1::KillRequest req;
+  req.set_session_id("kill");
+  req.set_reason("operator stop");
+  v1::KillResponse resp;
+  ASSERT_TRUE(stub_->Kill(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.runs_signalled(), 1);
+  runner.join();
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
+  EXPECT_EQ(events.back().killed().reason(), "killed: operator stop");
+}
+
+TEST_F(BrokerApiTest, TheLauncherRefusesAPeerWithAnotherUid) {
+  // Even with the socket's mode opened up by mistake, SO_PEERCRED decides.
+  ASSERT_EQ(chmod(daemons_->dir().c_str(), 0755), 0);
+  ASSERT_EQ(chmod(daemons_->launcher_socket().c_str(), 0666), 0);
+  const std::string script =
+      "import grpc, sys\n"
+      "ch = grpc.insecure_channel('unix:" + daemons_->launcher_socket() + "')\n"
+      "probe = ch.unary_unary('/ccsandbox.v1.SandboxLauncher/Probe')\n"
+      "try:\n"
+      "    probe(b'', timeout=10)\n"
+      "    print('ALLOWED')\n"
+      "except grpc.RpcError as e:\n"
+      "    print(e.code().name, e.details())\n";
+  ProgramResult r = RunProgram({"/usr/bin/python3", "-c", script},
+                               launcher::Identity{65534, 65534, {}}, "", "/");
+  EXPECT_TRUE(absl::StartsWith(r.out, "PERMISSION_DENIED")) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(daemons_->LauncherLog(), "refused connection from uid 65534"))
+      << daemons_->LauncherLog();
+  // The allowed uid still works.
+  Launch("still-ok");
+  grpc::Status status;
+  auto events = Exec(Request("still-ok", {"true"}), &status);
+  ASSERT_FALSE(events.empty());
+  EXPECT_TRUE(events.back().has_exit());
+}
+
+TEST_F(BrokerApiTest, APythonGrpcClientCallsProbeAndExec) {
+  ProgramResult r = RunProgram({"/usr/bin/python3", Runfile("tests/python/client.py"),
+                                Runfile(""), daemons_->broker_address(), work_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string& out = r.out;
+  EXPECT_TRUE(absl::StrContains(out, "\"statusLine\": \"agent sandbox ON (bubblewrap")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"backend\": \"SANDBOX_BACKEND_NATIVE\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"state\": \"SANDBOX_STATE_WARM\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"kinds\": [\"starting\", \"ready\", \"stdout\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"stdout\": \"stdin-bytes from-python\\n\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"exitCode\": 5")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"destroyedState\": \"SANDBOX_STATE_DESTROYED\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"afterDestroy\": \"NOT_FOUND\"")) << out;
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
