@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The main job, end to end on this machine: installs what is missing, builds, starts the
+# launcher and the broker on private sockets, runs a real sandboxed command through
+# sandboxctl and shows its events, then stops both daemons and removes their sockets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+scripts/install-deps.sh
+bazel build //launcher:sandbox_launcherd //broker:sandbox_brokerd //broker:sandboxctl
+bin="$repo/bazel-bin"
+
+run_dir=$(mktemp -d /tmp/ccsandbox.XXXXXX)
+work=$(mktemp -d /var/tmp/ccsandbox-demo.XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$run_dir" "$work"
+  bazel shutdown >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$bin/launcher/sandbox_launcherd" --socket="$run_dir/launcher.sock" --allowed-uids="$(id -u)" \
+  2> >(sed 's/^/[launcher] /' >&2) &
+pids+=($!)
+"$bin/broker/sandbox_brokerd" --listen="unix:$run_dir/broker.sock" \
+  --launcher="unix:$run_dir/launcher.sock" 2> >(sed 's/^/[broker]   /' >&2) &
+pids+=($!)
+for _ in $(seq 100); do
+  [ -S "$run_dir/broker.sock" ] && [ -S "$run_dir/launcher.sock" ] && break
+  sleep 0.05
+done
+
+ctl() { "$bin/broker/sandboxctl" --broker="unix:$run_dir/broker.sock" "$@"; }
+
+echo "== sandboxctl probe"
+ctl probe
+echo
+echo "== a sandboxed command in $work (only this directory is bound, read-write)"
+cd "$work"
+set +e
+ctl run -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD"; echo "visible: $(ls / | tr "\n" " ")";
+  echo note > note.txt && echo "wrote note.txt"; touch /etc/planted'
+echo "exit code: $?"
+echo
+echo "== the same run as events (sandboxctl run --json)"
+ctl run --json -- sh -c 'echo out; echo err >&2; exit 3'
+echo "exit code: $?"
+set -e
+echo
+echo "== on the host afterwards: $(ls "$work") exists in $work, /etc/planted does not: $(ls /etc/planted 2>&1 | tail -1)"
