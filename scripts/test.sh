@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
 trap 'bazel shutdown >/dev/null 2>&1' EXIT
 
-bazel test //... 2>&1 | tee /tmp/ccsandbox-test.$$.log
+bazel test --nocache_test_results //... 2>&1 | tee /tmp/ccsandbox-test.$$.log
 status=${PIPESTATUS[0]}
 summary=$(grep -E '^Executed [0-9]+ out of [0-9]+ tests?:' /tmp/ccsandbox-test.$$.log | tail -1)
 passed=$(grep -cE '^//.* PASSED in ' /tmp/ccsandbox-test.$$.log)

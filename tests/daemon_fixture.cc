@@ -131,6 +131,7 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
   daemons->work_root_ = work;
   chmod(work, 0755);
 
+  daemons->allowed_uids_ = options.allowed_uids;
   daemons->launcher_pid_ = SpawnDaemon(
       {Runfile("launcher/sandbox_launcherd"), "--socket=" + daemons->launcher_socket(),
        "--allowed-uids=" + options.allowed_uids},
@@ -153,6 +154,24 @@ Daemons::~Daemons() {
   StopDaemon(broker_pid_);
   StopDaemon(launcher_pid_);
   RunProgram({"rm", "-rf", dir_, work_root_});
+}
+
+void Daemons::CrashBroker() {
+  kill(broker_pid_, SIGKILL);
+  waitpid(broker_pid_, nullptr, 0);
+  broker_pid_ = -1;
+}
+
+absl::Status Daemons::RestartLauncher() {
+  StopDaemon(launcher_pid_);
+  launcher_pid_ = SpawnDaemon(
+      {Runfile("launcher/sandbox_launcherd"), "--socket=" + launcher_socket(),
+       "--allowed-uids=" + allowed_uids_},
+      {}, dir_ + "/launcher2.log");
+  if (!WaitForPath(launcher_socket(), 10)) {
+    return absl::DeadlineExceededError("the restarted launcher did not start");
+  }
+  return absl::OkStatus();
 }
 
 std::string Daemons::BrokerLog() const { return ReadFile(dir_ + "/broker.log"); }

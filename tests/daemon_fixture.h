@@ -48,6 +48,11 @@ class Daemons {
   std::string LauncherLog() const;
   // A fresh directory to bind as a work tree (outside the socket directory).
   std::string MakeWorkdir();
+  pid_t launcher_pid() const { return launcher_pid_; }
+  // SIGKILLs the broker (a crash, as the launcher sees it).
+  void CrashBroker();
+  // Stops the launcher (SIGTERM) and starts a new one on the same socket.
+  absl::Status RestartLauncher();
   // `sandboxctl --broker=... args...`
   ProgramResult Sandboxctl(const std::vector<std::string>& args, const std::string& cwd = "");
 
@@ -55,6 +60,7 @@ class Daemons {
   Daemons() = default;
   std::string dir_;
   std::string work_root_;
+  std::string allowed_uids_;
   pid_t launcher_pid_ = -1;
   pid_t broker_pid_ = -1;
 };

@@ -1,5 +1,6 @@
 // The broker's gRPC API end to end: event order and labels, cancellation, Kill, sessions,
 // the launcher's peer check, and an independent Python client.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <thread>
@@ -211,6 +212,77 @@ TEST_F(BrokerApiTest, APythonGrpcClientCallsProbeAndExec) {
   EXPECT_TRUE(absl::StrContains(out, "\"exitCode\": 5")) << out;
   EXPECT_TRUE(absl::StrContains(out, "\"destroyedState\": \"SANDBOX_STATE_DESTROYED\"")) << out;
   EXPECT_TRUE(absl::StrContains(out, "\"afterDestroy\": \"NOT_FOUND\"")) << out;
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
+
+namespace ccsandbox::testing {
+namespace {
+
+int OpenFds(pid_t pid) {
+  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  if (dir == nullptr) return -1;
+  int count = 0;
+  while (readdir(dir) != nullptr) ++count;
+  closedir(dir);
+  return count;
+}
+
+TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
+  Launch("crash");
+  const std::string marker = "5555.4444";
+  grpc::ClientContext ctx;
+  auto reader = stub_->Exec(&ctx, Request("crash", {"sleep", marker}));
+  v1::SandboxEvent event;
+  while (reader->Read(&event) && !event.has_ready()) {
+  }
+  ASSERT_TRUE(AnyProcessMatches(marker));
+  daemons_->CrashBroker();
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "a sandbox outlived the broker";
+  ctx.TryCancel();
+}
+
+TEST_F(BrokerApiTest, ALauncherRestartEndsRunsAsKilledAndLaunchesWorkAgain) {
+  Launch("restart");
+  std::vector<v1::SandboxEvent> events;
+  std::thread runner([&] {
+    grpc::Status status;
+    events = Exec(Request("restart", {"sleep", "6666.1111"}), &status);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(daemons_->RestartLauncher().ok());
+  runner.join();
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
+  EXPECT_TRUE(absl::StrContains(events.back().killed().reason(), "launcher"))
+      << events.back().killed().reason();
+  EXPECT_TRUE(WaitNoProcessMatches("6666.1111", 3));
+  grpc::Status status;
+  auto again = Exec(Request("restart", {"echo", "back"}), &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_FALSE(again.empty());
+  EXPECT_EQ(again.back().exit().exit_code(), 0);
+}
+
+TEST_F(BrokerApiTest, TheLauncherLeaksNoDescriptorsAcrossRuns) {
+  Launch("fds");
+  grpc::Status status;
+  Exec(Request("fds", {"true"}), &status);  // warm up gRPC's own descriptors
+  const int before = OpenFds(daemons_->launcher_pid());
+  for (int i = 0; i < 20; ++i) {
+    Exec(Request("fds", {"sh", "-c", "echo x; echo y >&2"}), &status);
+    ASSERT_TRUE(status.ok());
+  }
+  EXPECT_EQ(OpenFds(daemons_->launcher_pid()), before);
+}
+
+TEST_F(BrokerApiTest, HealthAndReflectionAreServed) {
+  ProgramResult r = RunProgram({"/usr/bin/python3", Runfile("tests/python/health_reflection.py"),
+                                daemons_->broker_address()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "health 0801")) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "reflection True")) << r.out << r.err;
 }
 
 }  // namespace

@@ -1,0 +1,566 @@
+// exec_bench: what running `true` in a native sandbox costs through our stack, next to
+// the raw bwrap command the launcher itself would run. Prints figures; asserts nothing.
+//
+//   A warm path: this process is one long-lived gRPC client with one session and calls
+//     Exec(argv=["true"]) N times.
+//   B CLI path: `sandboxctl --broker=unix:... run -- true` as a new process each time.
+//   C sandboxctl start-up alone (probe against a missing socket: no RPC at all).
+//
+// The raw side of A and B is the bwrap argv rendered by the launcher's own policy code
+// (BuildLaunchPlan + RenderBwrapArgv over the real file system), posix_spawn'ed and waited
+// for. Ours and raw alternate run by run, so drift on the host hits both equally.
+//
+//   exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--warm_runs=200]
+//              [--cli_runs=100] [--warmup=5]
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "grpcpp/grpcpp.h"
+#include "launcher/dashed_flags.h"
+#include "launcher/real_host_view.h"
+#include "launcher/sandbox_process.h"
+#include "policy/bwrap_argv.h"
+#include "policy/env_scrub.h"
+#include "policy/launch_plan.h"
+#include "proto/sandbox.grpc.pb.h"
+
+ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
+ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
+ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
+ABSL_FLAG(int, warm_runs, 200, "A: measured Exec calls (and as many raw bwrap runs)");
+ABSL_FLAG(int, cli_runs, 100, "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
+ABSL_FLAG(int, warmup, 5, "unmeasured runs of each kind before each figure");
+
+extern char** environ;
+
+namespace ccsandbox::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop = true; }
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// A directory from mkdtemp, removed with its contents when this goes away.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> Create(const std::string& prefix) {
+    std::string path = prefix + "XXXXXX";
+    if (mkdtemp(path.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+    }
+    return TempDir(std::move(path));
+  }
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, "")) {}
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+struct SpawnOptions {
+  std::vector<std::string> argv;  // argv[0] is the executable's path
+  std::vector<std::string> envp;  // empty: this process's environment
+  std::string cwd;                // empty: this process's
+  std::string output = "/dev/null";  // stdout and stderr (appended)
+  // Daemons: killed by the kernel if the bench dies, so nothing outlives it. Uses fork;
+  // measured children use posix_spawn (vfork-like, what a lean caller would do).
+  bool die_with_parent = false;
+};
+
+// One child process; the destructor stops (SIGTERM, then SIGKILL) and reaps it.
+class Child {
+ public:
+  static absl::StatusOr<Child> Spawn(const SpawnOptions& options);
+  Child(Child&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+  Child& operator=(Child&&) = delete;
+  ~Child() { Stop(std::chrono::seconds(5)); }
+
+  // Blocks until the child exits; returns its wait status.
+  absl::StatusOr<int> Wait() {
+    int status = 0;
+    pid_t r;
+    do {
+      r = waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    pid_ = -1;
+    if (r < 0) return absl::InternalError(absl::StrCat("waitpid: ", strerror(errno)));
+    return status;
+  }
+
+  // True once the child has exited (it is reaped then).
+  bool Exited() {
+    int status = 0;
+    if (pid_ <= 0) return true;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+    return pid_ <= 0;
+  }
+
+  void Stop(std::chrono::milliseconds grace) {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    const Clock::time_point deadline = Clock::now() + grace;
+    while (!Exited() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait().IgnoreError();
+    }
+  }
+
+ private:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+};
+
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+absl::StatusOr<Child> Child::Spawn(const SpawnOptions& options) {
+  std::vector<char*> argv = CStrings(options.argv);
+  std::vector<char*> envp = CStrings(options.envp);
+  char** env = options.envp.empty() ? environ : envp.data();
+  const char* exe = argv[0];
+
+  if (options.die_with_parent) {
+    const char* output = options.output.c_str();
+    const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
+    if (pid == 0) {
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int sig : {SIGINT, SIGTERM, SIGPIPE}) signal(sig, SIG_DFL);
+      if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
+      const int in = open("/dev/null", O_RDONLY);
+      const int out = open(output, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+        _exit(127);
+      }
+      if (cwd != nullptr && chdir(cwd) != 0) _exit(127);
+      execve(exe, argv.data(), env);
+      _exit(127);
+    }
+    return Child(pid);
+  }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, options.output.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, exe, &actions, &attr, argv.data(), env);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return absl::InternalError(absl::StrCat("posix_spawn ", exe, ": ", strerror(err)));
+  return Child(pid);
+}
+
+// Runs a command to completion; returns its wall time in ms, or an error unless it exited 0.
+absl::StatusOr<double> TimeCommand(const SpawnOptions& options) {
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<Child> child = Child::Spawn(options);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<int> status = child->Wait();
+  const double ms = MsSince(start);
+  if (!status.ok()) return status.status();
+  if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+    return absl::InternalError(absl::StrCat(options.argv[0], " ended with wait status ",
+                                            *status, " (output: ", options.output, ")"));
+  }
+  return ms;
+}
+
+std::string Tail(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string all = text.str();
+  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+}
+
+absl::Status WaitForSocket(const std::string& path, Child& owner, const std::string& log) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  struct stat st;
+  while (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    if (owner.Exited() || Clock::now() > deadline || g_stop) {
+      return absl::UnavailableError(
+          absl::StrCat("no socket at ", path, "; daemon log:\n", Tail(log)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return absl::OkStatus();
+}
+
+struct Summary {
+  double median = 0;
+  double p90 = 0;
+};
+
+Summary Summarize(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  Summary s;
+  s.median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.p90 = samples[static_cast<size_t>(std::ceil(0.9 * n)) - 1];  // nearest rank
+  return s;
+}
+
+void PrintComparison(const std::string& title, const std::vector<double>& ours,
+                     const std::vector<double>& raw, double target) {
+  const Summary o = Summarize(ours);
+  const Summary r = Summarize(raw);
+  absl::PrintF("%s (N=%d each)\n", title, ours.size());
+  absl::PrintF("  %-12s %9s %9s\n", "", "median", "p90");
+  absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "ours", o.median, o.p90);
+  absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "raw bwrap", r.median, r.p90);
+  absl::PrintF("  %-12s %9.2f %9.2f   target <= %.1f (medians): %s\n", "ours/raw",
+               o.median / r.median, o.p90 / r.p90, target,
+               o.median / r.median <= target ? "met" : "NOT met");
+}
+
+std::map<std::string, std::string> HostEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+v1::SandboxSpec BenchSpec(const std::string& workdir, const std::string& session_id) {
+  v1::SandboxSpec spec;
+  spec.set_session_id(session_id);
+  v1::SandboxBindMount* bind = spec.add_bind_mounts();
+  bind->set_host_path(workdir);
+  bind->set_guest_path(workdir);
+  spec.set_guest_workdir(workdir);
+  return spec;
+}
+
+// The command the launcher would run for Exec(["true"]) in `spec`: same plan, argv and
+// scrubbed environment, rendered by the launcher's own code.
+absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
+  const std::map<std::string, std::string> host_env = HostEnvironment();
+  auto path = host_env.find("PATH");
+  std::optional<std::string> bwrap = launcher::FindExecutable(
+      "bwrap", path == host_env.end() ? "/usr/bin:/bin" : path->second);
+  if (!bwrap.has_value()) {
+    return absl::FailedPreconditionError(
+        "bwrap not found on PATH; install: apt-get install bubblewrap socat");
+  }
+  v1::ExecRequest exec;
+  exec.add_argv("true");
+  policy::PlanInputs inputs;
+  inputs.spec = &spec;
+  inputs.backend = v1::SANDBOX_BACKEND_NATIVE;
+  inputs.exec = &exec;
+  inputs.run_id = "bench-raw";
+  inputs.base_env = policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
+  absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
+  if (!plan.ok()) return plan.status();
+  policy::BwrapConfig config{*bwrap, policy::DefaultSystemRoDirs()};
+  absl::StatusOr<std::vector<std::string>> argv =
+      policy::RenderBwrapArgv(*plan, config, launcher::RealHostView());
+  if (!argv.ok()) return argv.status();
+
+  std::map<std::string, std::string> env(plan->env().begin(), plan->env().end());
+  policy::ScrubEnvironment(env);
+  SpawnOptions options;
+  options.argv = std::move(*argv);
+  for (const auto& [name, value] : env) options.envp.push_back(absl::StrCat(name, "=", value));
+  return options;
+}
+
+// Client-side times of one Exec, in ms from the call.
+struct ExecTiming {
+  double starting = 0;  // first event: broker + launcher accepted the run
+  double ready = 0;     // bwrap exec'd
+  double exit = 0;      // exit event
+  double end = 0;       // stream finished
+};
+
+absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& request) {
+  ExecTiming timing;
+  const Clock::time_point start = Clock::now();
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&context, request);
+  v1::SandboxEvent event;
+  int exit_code = -1;
+  while (reader->Read(&event)) {
+    if (event.has_starting()) timing.starting = MsSince(start);
+    if (event.has_ready()) timing.ready = MsSince(start);
+    if (event.has_exit()) {
+      timing.exit = MsSince(start);
+      exit_code = event.exit().exit_code();
+    }
+  }
+  grpc::Status status = reader->Finish();
+  timing.end = MsSince(start);
+  if (!status.ok()) return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
+  if (exit_code != 0) return absl::InternalError(absl::StrCat("Exec: `true` exited ", exit_code));
+  return timing;
+}
+
+// Alternates `ours` and `raw`: `warmup` unmeasured pairs, then `runs` measured pairs.
+absl::Status Alternate(int warmup, int runs, const std::function<absl::StatusOr<double>()>& ours,
+                       const std::function<absl::StatusOr<double>()>& raw,
+                       std::vector<double>& ours_ms, std::vector<double>& raw_ms) {
+  for (int i = 0; i < warmup + runs && !g_stop; ++i) {
+    absl::StatusOr<double> a = ours();
+    if (!a.ok()) return a.status();
+    absl::StatusOr<double> b = raw();
+    if (!b.ok()) return b.status();
+    if (i >= warmup) {
+      ours_ms.push_back(*a);
+      raw_ms.push_back(*b);
+    }
+  }
+  return g_stop ? absl::CancelledError("interrupted") : absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Absolute(const std::string& flag, const std::string& path) {
+  char resolved[PATH_MAX];
+  if (path.empty() || realpath(path.c_str(), resolved) == nullptr || access(resolved, X_OK) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": '", path, "' is not an executable file"));
+  }
+  return std::string(resolved);
+}
+
+absl::Status RunBench() {
+  absl::StatusOr<std::string> launcherd = Absolute("launcherd", absl::GetFlag(FLAGS_launcherd));
+  if (!launcherd.ok()) return launcherd.status();
+  absl::StatusOr<std::string> brokerd = Absolute("brokerd", absl::GetFlag(FLAGS_brokerd));
+  if (!brokerd.ok()) return brokerd.status();
+  absl::StatusOr<std::string> sandboxctl = Absolute("sandboxctl", absl::GetFlag(FLAGS_sandboxctl));
+  if (!sandboxctl.ok()) return sandboxctl.status();
+  const int warmup = absl::GetFlag(FLAGS_warmup);
+  const int warm_runs = absl::GetFlag(FLAGS_warm_runs);
+  const int cli_runs = absl::GetFlag(FLAGS_cli_runs);
+
+  // Sockets under /tmp (short paths); the workdir elsewhere: the launcher refuses binds
+  // that overlap its socket dir.
+  absl::StatusOr<TempDir> sockets = TempDir::Create("/tmp/ccsbench.");
+  if (!sockets.ok()) return sockets.status();
+  absl::StatusOr<TempDir> workdir = TempDir::Create("/var/tmp/ccsbench-wd.");
+  if (!workdir.ok()) return workdir.status();
+  const std::string launcher_sock = sockets->path() + "/l.sock";
+  const std::string broker_sock = sockets->path() + "/b.sock";
+  const std::string launcher_log = sockets->path() + "/launcher.log";
+  const std::string broker_log = sockets->path() + "/broker.log";
+  const std::string broker_address = "unix:" + broker_sock;
+
+  absl::StatusOr<Child> launcher = Child::Spawn(
+      {.argv = {*launcherd, "--socket=" + launcher_sock,
+                absl::StrCat("--allowed-uids=", getuid())},
+       .output = launcher_log,
+       .die_with_parent = true});
+  if (!launcher.ok()) return launcher.status();
+  if (absl::Status up = WaitForSocket(launcher_sock, *launcher, launcher_log); !up.ok()) return up;
+  absl::StatusOr<Child> broker = Child::Spawn(
+      {.argv = {*brokerd, "--listen=" + broker_address, "--launcher=unix:" + launcher_sock},
+       .output = broker_log,
+       .die_with_parent = true});
+  if (!broker.ok()) return broker.status();
+  if (absl::Status up = WaitForSocket(broker_sock, *broker, broker_log); !up.ok()) return up;
+
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(broker_address, grpc::InsecureChannelCredentials());
+  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.set_wait_for_ready(true);
+    v1::ProbeResponse probe;
+    grpc::Status status = stub->Probe(&context, v1::ProbeRequest(), &probe);
+    if (!status.ok()) {
+      return absl::UnavailableError(absl::StrCat("broker Probe: ", status.error_message(),
+                                                 "; broker log:\n", Tail(broker_log)));
+    }
+    if (probe.dispatch_backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the broker would not run natively here (", probe.status_line(),
+          "): comparing with raw bwrap would be meaningless"));
+    }
+  }
+
+  const v1::SandboxSpec spec = BenchSpec(workdir->path(), absl::StrCat("bench-", getpid()));
+  absl::StatusOr<SpawnOptions> raw = RawBwrapCommand(spec);
+  if (!raw.ok()) return raw.status();
+  absl::PrintF("exec_bench: workdir %s, raw command:\n  %s\n\n", workdir->path(),
+               absl::StrJoin(raw->argv, " "));
+  auto run_raw = [&]() { return TimeCommand(*raw); };
+
+  // A: warm path.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::LaunchRequest launch;
+    *launch.mutable_spec() = spec;
+    launch.set_backend("native");
+    v1::SandboxHandle handle;
+    grpc::Status status = stub->Launch(&context, launch, &handle);
+    if (!status.ok()) return absl::InternalError(absl::StrCat("Launch: ", status.error_message()));
+  }
+  v1::ExecRequest exec;
+  exec.set_session_id(spec.session_id());
+  exec.add_argv("true");
+  std::vector<ExecTiming> phases;
+  auto run_exec = [&]() -> absl::StatusOr<double> {
+    absl::StatusOr<ExecTiming> timing = TimeExec(*stub, exec);
+    if (!timing.ok()) return timing.status();
+    phases.push_back(*timing);
+    return timing->end;
+  };
+  std::vector<double> warm_ours, warm_raw;
+  absl::Status warm = Alternate(warmup, warm_runs, run_exec, run_raw, warm_ours, warm_raw);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::SessionRequest destroy;
+    destroy.set_session_id(spec.session_id());
+    v1::SandboxHandle handle;
+    (void)stub->Destroy(&context, destroy, &handle);
+  }
+  if (!warm.ok()) return warm;
+  PrintComparison("A  warm path: Exec([\"true\"]) on one session, one gRPC client, vs raw bwrap",
+                  warm_ours, warm_raw, 1.3);
+  phases.erase(phases.begin(), phases.begin() + std::min<size_t>(warmup, phases.size()));
+  std::vector<double> starting, ready, exit, end;
+  for (const ExecTiming& t : phases) {
+    starting.push_back(t.starting);
+    ready.push_back(t.ready);
+    exit.push_back(t.exit);
+    end.push_back(t.end);
+  }
+  absl::PrintF(
+      "  ours by event (median ms from the call): starting %.2f, ready %.2f, exit %.2f, "
+      "stream end %.2f\n\n",
+      Summarize(starting).median, Summarize(ready).median, Summarize(exit).median,
+      Summarize(end).median);
+
+  // B: CLI path, and C: the CLI's start-up alone.
+  SpawnOptions cli{.argv = {*sandboxctl, "--broker=" + broker_address, "run", "--", "true"},
+                   .cwd = workdir->path(),
+                   .output = sockets->path() + "/sandboxctl.out"};
+  std::vector<double> cli_ours, cli_raw;
+  if (absl::Status s = Alternate(warmup, cli_runs, [&]() { return TimeCommand(cli); }, run_raw,
+                                 cli_ours, cli_raw);
+      !s.ok()) {
+    return s;
+  }
+  PrintComparison("B  CLI path: `sandboxctl run -- true` as a new process, vs raw bwrap", cli_ours,
+                  cli_raw, 2.5);
+
+  const std::string missing = sockets->path() + "/none.sock";
+  SpawnOptions startup{.argv = {*sandboxctl, "--broker=unix:" + missing, "probe"}};
+  std::vector<double> startup_ms;
+  for (int i = 0; i < warmup + cli_runs && !g_stop; ++i) {
+    const Clock::time_point start = Clock::now();
+    absl::StatusOr<Child> child = Child::Spawn(startup);
+    if (!child.ok()) return child.status();
+    (void)child->Wait();  // exits 125: no broker at that socket
+    if (i >= warmup) startup_ms.push_back(MsSince(start));
+  }
+  const Summary s = Summarize(startup_ms);
+  absl::PrintF("\nC  sandboxctl start-up alone (probe, socket missing, no RPC; N=%d)\n",
+               startup_ms.size());
+  absl::PrintF("  median %.2f ms, p90 %.2f ms\n", s.median, s.p90);
+  return g_stop ? absl::CancelledError("interrupted") : absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--warm-runs=200] "
+      "[--cli-runs=100] [--warmup=5]");
+  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction stop = {};
+  stop.sa_handler = OnStopSignal;
+  sigaction(SIGINT, &stop, nullptr);
+  sigaction(SIGTERM, &stop, nullptr);
+
+  absl::Status status = RunBench();
+  if (!status.ok()) {
+    absl::FPrintF(stderr, "exec_bench: %s\n", status.ToString());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ccsandbox::bench
+
+int main(int argc, char** argv) { return ccsandbox::bench::Main(argc, argv); }
