@@ -10,6 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "broker/deny_scan.h"
+#include "launcher/real_host_view.h"
+#include "policy/deny_sets.h"
+#include "policy/filename_policy.h"
 #include "policy/launch_plan.h"
 #include "policy/spec_validation.h"
 #include "proto/grpc_status.h"
@@ -70,7 +74,8 @@ BrokerService::BrokerService(BrokerConfig config)
     : config_(std::move(config)),
       launcher_channel_(LauncherChannel(config_.launcher_address)),
       launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
-      run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)) {}
+      run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
+      home_dirs_(CurrentHomeDirs()) {}
 
 grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
                                   v1::ProbeResponse* response) {
@@ -91,11 +96,19 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     return ToGrpc(valid);
   }
   const v1::SandboxSpec& spec = request->spec();
+  absl::StatusOr<policy::FilenamePolicyDecision> filenames =
+      policy::DecideFilenamePolicy(spec, choice->actual, /*create_time_enforcement=*/false);
+  if (!filenames.ok()) {
+    spdlog::warn("session {} refused: {}", spec.session_id(),
+                 std::string(filenames.status().message()));
+    return ToGrpc(filenames.status());
+  }
   handle->set_session_id(spec.session_id());
   handle->set_requested_backend(choice->requested);
   handle->set_backend(choice->actual);
   handle->set_state(v1::SANDBOX_STATE_WARM);
   SetDetail(*handle, "backendNote", choice->note);
+  SetDetail(*handle, "filenamePolicy", filenames->note);
   if (spec.has_guest_workdir()) {
     SetDetail(*handle, "workingDirectory", spec.guest_workdir());
   } else if (!spec.bind_mounts().empty()) {
@@ -106,7 +119,25 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   spdlog::info("session {} launched: backend {} ({})", spec.session_id(),
                std::string(policy::BackendName(choice->actual)), choice->note);
+  if (filenames->weakened) {
+    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
+  }
   return grpc::Status::OK;
+}
+
+absl::Status BrokerService::AddDenyPaths(const v1::SandboxSpec& spec, v1::LaunchPlan& plan) {
+  ScanRequest request;
+  request.mounts.assign(plan.mounts().begin(), plan.mounts().end());
+  request.runner_state_dirs.assign(spec.runner_state_dirs().begin(),
+                                   spec.runner_state_dirs().end());
+  request.protected_paths.assign(spec.protected_paths().begin(), spec.protected_paths().end());
+  request.home_dirs = home_dirs_;
+  absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
+  if (!scan.ok()) return scan.status();
+  policy::DenyPaths paths = policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+  for (std::string& p : paths.read) plan.add_deny_read_paths(std::move(p));
+  for (std::string& p : paths.write) plan.add_deny_write_paths(std::move(p));
+  return absl::OkStatus();
 }
 
 std::string BrokerService::NextRunId(const std::string& session_id) {
@@ -133,6 +164,11 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   inputs.base_env = policy::DefaultEnvironment(start->backend, config_.host_env);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return ToGrpc(plan.status());
+  if (start->backend == v1::SANDBOX_BACKEND_NATIVE) {
+    if (absl::Status added = AddDenyPaths(start->spec, *plan); !added.ok()) {
+      return ToGrpc(added);
+    }
+  }
 
   // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
   if (launcher_channel_->GetState(true) != GRPC_CHANNEL_READY &&

@@ -2,7 +2,7 @@
 //
 //   sandboxctl --broker=unix:PATH probe [--json]
 //   sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS]
-//              [--backend=NAME] [--stdin] [--json] -- CMD [ARGS...]
+//              [--backend=NAME] [--stdin] [--no-filename-denies] [--json] -- CMD [ARGS...]
 //
 // run passes the command's output through live, reports violations on stderr and exits
 // with the command's code (128+signal when killed, 125 when sandboxctl, the broker or the
@@ -40,6 +40,10 @@ ABSL_FLAG(std::string, workdir, "", "run: working directory (default: the curren
 ABSL_FLAG(double, timeout, 0, "run: kill the command after SECONDS (0 = never)");
 ABSL_FLAG(std::string, backend, "", "run: none, native, docker or microvm (default: the host's)");
 ABSL_FLAG(bool, stdin, false, "run: send this process's stdin to the command");
+ABSL_FLAG(bool, no_filename_denies, false,
+          "run: explicitly accept a policy WITHOUT the .env/*.key/*.pem create denies "
+          "(writeDenyPatterns: []); Linux refuses writable runs that need them until "
+          "create-time enforcement is available");
 
 namespace ccsandbox::broker {
 namespace {
@@ -109,6 +113,9 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
     if (launch.spec().session_id().empty()) launch.mutable_spec()->set_session_id(NewSessionId());
   }
   launch.set_backend(absl::GetFlag(FLAGS_backend));
+  if (absl::GetFlag(FLAGS_no_filename_denies)) {
+    launch.mutable_spec()->mutable_write_deny_patterns()->clear_patterns();
+  }
 
   v1::SandboxHandle handle;
   {
@@ -118,6 +125,12 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
     if (!status.ok()) return Fail(status.error_message());
   }
   const std::string session = handle.session_id();
+  auto filenames = handle.details().fields().find("filenamePolicy");
+  if (filenames != handle.details().fields().end() && !json &&
+      filenames->second.string_value().rfind("WEAKENED", 0) == 0) {
+    std::cerr << "sandboxctl: filename-pattern denies " << filenames->second.string_value()
+              << std::endl;
+  }
   if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE && !json) {
     auto note = handle.details().fields().find("backendNote");
     std::cerr << "sandboxctl: running UNSANDBOXED ("

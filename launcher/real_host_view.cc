@@ -1,6 +1,7 @@
 #include "launcher/real_host_view.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,12 @@ std::string RealHostView::LinkTarget(const std::string& path) const {
   char buf[PATH_MAX];
   ssize_t n = readlink(path.c_str(), buf, sizeof(buf));
   return n > 0 ? std::string(buf, n) : std::string();
+}
+
+std::optional<std::string> RealPathResolver::Resolve(const std::string& path) const {
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf) == nullptr) return std::nullopt;
+  return std::string(buf);
 }
 
 }  // namespace ccsandbox::launcher

@@ -1,10 +1,51 @@
 #include "policy/bwrap_argv.h"
 
+#include <algorithm>
+#include <set>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::policy {
+namespace {
+
+struct Mount {
+  std::string path;
+  bool writable;
+};
+
+// The mounts visible inside, to decide where a deny path lives.
+class MountTable {
+ public:
+  void Add(std::string path, bool writable) { mounts_.push_back({std::move(path), writable}); }
+  // The deepest mount containing `path`, or nullptr when the path is not visible.
+  const Mount* Containing(const std::string& path) const {
+    const Mount* best = nullptr;
+    for (const Mount& m : mounts_) {
+      if (IsUnderOrEqual(path, m.path) && (best == nullptr || m.path.size() >= best->path.size())) {
+        best = &m;
+      }
+    }
+    return best;
+  }
+  bool IsMountPoint(const std::string& path) const {
+    for (const Mount& m : mounts_) {
+      if (m.path == path) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<Mount> mounts_;
+};
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
 
 std::vector<std::string> DefaultSystemRoDirs() {
   return {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
@@ -17,43 +58,105 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     return absl::InvalidArgumentError("backend: bwrap renders native plans only");
   }
   std::vector<std::string> argv = {config.bwrap_path};
+  auto op = [&argv](std::initializer_list<std::string> args) {
+    argv.insert(argv.end(), args.begin(), args.end());
+  };
   // Namespaces: user, pid, ipc, uts, net, cgroup; no capabilities inside, even for root.
-  for (const char* op : {"--unshare-all", "--die-with-parent", "--new-session"}) {
-    argv.push_back(op);
-  }
-  argv.insert(argv.end(), {"--cap-drop", "ALL"});
+  op({"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"});
+  if (config.seccomp_fd.has_value()) op({"--seccomp", absl::StrCat(*config.seccomp_fd)});
 
+  MountTable table;
   for (const std::string& dir : config.system_ro_dirs) {
     switch (host.KindOf(dir)) {
       case HostView::Kind::kSymlink:
-        argv.insert(argv.end(), {"--symlink", host.LinkTarget(dir), dir});
+        op({"--symlink", host.LinkTarget(dir), dir});
         break;
       case HostView::Kind::kDirectory:
       case HostView::Kind::kFile:
-        argv.insert(argv.end(), {"--ro-bind", dir, dir});
+        op({"--ro-bind", dir, dir});
+        table.Add(dir, false);
         break;
       case HostView::Kind::kMissing:
         break;
     }
   }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  op({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
 
   for (const v1::PlanMount& mount : plan.mounts()) {
-    argv.insert(argv.end(), {mount.read_only() ? "--ro-bind" : "--bind", mount.host_path(),
-                             mount.guest_path()});
+    op({mount.read_only() ? "--ro-bind" : "--bind", mount.host_path(), mount.guest_path()});
+    table.Add(mount.guest_path(), !mount.read_only());
   }
-  // Protected checkouts stay read-only even inside a writable bind; a protected path that
-  // is not under any bind stays invisible rather than being mounted in.
-  for (const std::string& path : plan.protected_paths()) {
-    if (IsGlob(path)) continue;
-    for (const v1::PlanMount& mount : plan.mounts()) {
-      if (IsUnderOrEqual(path, mount.guest_path())) {
-        argv.insert(argv.end(), {"--ro-bind-try", path, path});
+
+  // Deny operations are collected, then emitted parents first: a mount made over a
+  // directory after a mount inside it would hide the inner one.
+  struct DenyOp {
+    std::string path;
+    std::vector<std::string> args;
+  };
+  std::vector<DenyOp> deny_ops;
+
+  // Secrets: an empty READ-ONLY directory (a writable tmpfs would let the agent plant keys
+  // there) or /dev/null over files.
+  std::vector<std::string> hidden;
+  for (const std::string& path : plan.deny_read_paths()) {
+    if (IsGlob(path) || table.Containing(path) == nullptr) continue;
+    switch (host.KindOf(path)) {
+      case HostView::Kind::kDirectory:
+        deny_ops.push_back({path, {"--tmpfs", path, "--remount-ro", path}});
+        hidden.push_back(path);
         break;
-      }
+      case HostView::Kind::kFile:
+        deny_ops.push_back({path, {"--ro-bind", "/dev/null", path}});
+        hidden.push_back(path);
+        break;
+      default:  // missing, or a symlink whose resolved spelling is its own entry
+        break;
     }
   }
-  argv.insert(argv.end(), {"--chdir", plan.workdir(), "--"});
+  auto is_hidden = [&hidden](const std::string& path) {
+    for (const std::string& h : hidden) {
+      if (IsUnderOrEqual(path, h)) return true;
+    }
+    return false;
+  };
+
+  // Deny-write: read-only self-binds. A mount point cannot be renamed, unlinked or replaced
+  // (EBUSY), so each ancestor up to the enclosing mount is pinned as a mount point too —
+  // otherwise renaming a parent directory would move the protected path out of the way.
+  std::vector<std::string> deny_write(plan.deny_write_paths().begin(),
+                                      plan.deny_write_paths().end());
+  std::stable_sort(deny_write.begin(), deny_write.end(),
+                   [](const std::string& a, const std::string& b) {
+                     return PathDepth(a) < PathDepth(b);
+                   });
+  std::set<std::string> done;
+  for (const std::string& path : deny_write) {
+    if (IsGlob(path) || is_hidden(path) || done.count(path) > 0) continue;
+    const Mount* mount = table.Containing(path);
+    if (mount == nullptr || !mount->writable) continue;  // invisible, or read-only already
+    const HostView::Kind kind = host.KindOf(path);
+    if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
+    const std::string enclosing = mount->path;
+    std::vector<std::string> ancestors;
+    for (std::string a = Parent(path); a.size() > enclosing.size(); a = Parent(a)) {
+      ancestors.push_back(a);
+    }
+    for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
+      if (table.IsMountPoint(*it) || host.KindOf(*it) != HostView::Kind::kDirectory) continue;
+      deny_ops.push_back({*it, {"--bind", *it, *it}});
+      table.Add(*it, true);
+    }
+    deny_ops.push_back({path, {"--ro-bind", path, path}});
+    table.Add(path, false);
+    done.insert(path);
+  }
+
+  std::stable_sort(deny_ops.begin(), deny_ops.end(), [](const DenyOp& a, const DenyOp& b) {
+    return PathDepth(a.path) < PathDepth(b.path);
+  });
+  for (const DenyOp& deny : deny_ops) argv.insert(argv.end(), deny.args.begin(), deny.args.end());
+
+  op({"--chdir", plan.workdir(), "--"});
   argv.insert(argv.end(), plan.argv().begin(), plan.argv().end());
   return argv;
 }

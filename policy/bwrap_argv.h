@@ -1,12 +1,20 @@
 // LaunchPlan -> bwrap argv: an ordered list of mount and namespace operations, one per
 // rule, so a reviewer can read the sandbox the way bubblewrap will build it.
 //
-//   RenderBwrapArgv(plan, config, host_view) ->
-//     bwrap <namespaces> <system base, read-only> <proc, dev, tmp> <binds, parents first>
-//           <protected paths read-only> --chdir <workdir> -- <argv...>
+//   bwrap <namespaces, no capabilities> [--seccomp FD]
+//         <system base, read-only>  <new /proc, minimal /dev, private /tmp>
+//         <binds, parents first>
+//         <deny-read: empty read-only dir or /dev/null over each secret under a mount>
+//         <deny-write: each ancestor pinned as a mount point, the path itself read-only>
+//         --chdir <workdir> -- <argv...>
+//
+// Deny paths outside every mount are invisible anyway and produce no operation; deny-write
+// paths under a read-only mount are read-only already. A path under a hidden secret is
+// skipped (it is not visible).
 #ifndef CCSANDBOX_POLICY_BWRAP_ARGV_H_
 #define CCSANDBOX_POLICY_BWRAP_ARGV_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +28,8 @@ struct BwrapConfig {
   std::string bwrap_path = "bwrap";
   // Read-only system base. Symlinks (merged-/usr /bin -> usr/bin) are recreated as symlinks.
   std::vector<std::string> system_ro_dirs;
+  // The fd number bwrap reads the seccomp BPF program from, when there is one.
+  std::optional<int> seccomp_fd;
 };
 
 // The launcher's default system base: /usr, /bin, /sbin, /lib*, /etc.

@@ -8,6 +8,8 @@
 namespace ccsandbox::policy {
 namespace {
 
+using Kind = HostView::Kind;
+
 class FakeHost : public HostView {
  public:
   std::map<std::string, Kind> kinds;
@@ -22,41 +24,58 @@ class FakeHost : public HostView {
   }
 };
 
+v1::LaunchPlan Plan(std::vector<std::pair<std::string, bool>> mounts) {
+  v1::LaunchPlan plan;
+  plan.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  plan.set_workdir(mounts.empty() ? "/" : mounts[0].first);
+  for (const auto& [path, ro] : mounts) {
+    v1::PlanMount* m = plan.add_mounts();
+    m->set_host_path(path);
+    m->set_guest_path(path);
+    m->set_read_only(ro);
+  }
+  plan.add_argv("true");
+  return plan;
+}
+
+// The operations between the fixed prefix (namespaces, system base, /proc /dev /tmp) and
+// --chdir.
+std::vector<std::string> MountOps(const v1::LaunchPlan& plan, const FakeHost& host) {
+  BwrapConfig config;
+  absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
+  EXPECT_TRUE(argv.ok()) << argv.status();
+  std::vector<std::string> ops;
+  bool in = false;
+  for (const std::string& a : *argv) {
+    if (a == "--chdir") break;
+    if (in) ops.push_back(a);
+    if (a == "/tmp") in = true;
+  }
+  return ops;
+}
+
 TEST(RenderBwrapArgv, GoldenMergedUsrHost) {
   FakeHost host;
-  host.kinds = {{"/usr", HostView::Kind::kDirectory},
-                {"/bin", HostView::Kind::kSymlink},
-                {"/lib64", HostView::Kind::kSymlink},
-                {"/etc", HostView::Kind::kDirectory}};
+  host.kinds = {{"/usr", Kind::kDirectory},
+                {"/bin", Kind::kSymlink},
+                {"/lib64", Kind::kSymlink},
+                {"/etc", Kind::kDirectory}};
   host.links = {{"/bin", "usr/bin"}, {"/lib64", "usr/lib64"}};
   BwrapConfig config;
   config.bwrap_path = "/usr/bin/bwrap";
   config.system_ro_dirs = {"/usr", "/bin", "/lib", "/lib64", "/etc"};
+  config.seccomp_fd = 7;
 
-  v1::LaunchPlan plan;
-  plan.set_backend(v1::SANDBOX_BACKEND_NATIVE);
-  plan.set_workdir("/w/tree");
-  auto mount = [&](const char* p, bool ro) {
-    v1::PlanMount* m = plan.add_mounts();
-    m->set_host_path(p);
-    m->set_guest_path(p);
-    m->set_read_only(ro);
-  };
-  mount("/w/tree", false);
-  mount("/w/cfg", true);
-  plan.add_protected_paths("/w/tree/main-checkout");
-  plan.add_protected_paths("/elsewhere/checkout");  // not under a bind: stays invisible
-  plan.add_protected_paths("/w/*/glob");            // globs are not bwrap operations
-  plan.add_argv("sh");
-  plan.add_argv("-c");
-  plan.add_argv("echo hi");
+  v1::LaunchPlan plan = Plan({{"/w/tree", false}, {"/w/cfg", true}});
+  plan.clear_argv();
+  for (const char* a : {"sh", "-c", "echo hi"}) plan.add_argv(a);
 
   absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
   ASSERT_TRUE(argv.ok()) << argv.status();
   const std::vector<std::string> want = {
       "/usr/bin/bwrap",
-      "--unshare-all", "--die-with-parent", "--new-session",
-      "--cap-drop", "ALL",
+      "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+      "--seccomp", "7",
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/bin", "/bin",
       "--symlink", "usr/lib64", "/lib64",
@@ -64,11 +83,98 @@ TEST(RenderBwrapArgv, GoldenMergedUsrHost) {
       "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
       "--bind", "/w/tree", "/w/tree",
       "--ro-bind", "/w/cfg", "/w/cfg",
-      "--ro-bind-try", "/w/tree/main-checkout", "/w/tree/main-checkout",
       "--chdir", "/w/tree", "--",
       "sh", "-c", "echo hi",
   };
   EXPECT_EQ(*argv, want) << absl::StrJoin(*argv, " ");
+}
+
+struct Case {
+  const char* name;
+  std::vector<std::pair<std::string, bool>> mounts;  // path, read-only
+  std::map<std::string, Kind> kinds;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> want;
+};
+
+TEST(RenderBwrapArgv, DenySetsTable) {
+  const Case cases[] = {
+      {"secret dir: empty read-only tmpfs, never a writable one",
+       {{"/home/u", false}},
+       {{"/home/u/.ssh", Kind::kDirectory}},
+       {"/home/u/.ssh"},
+       {},
+       {"--bind", "/home/u", "/home/u", "--tmpfs", "/home/u/.ssh", "--remount-ro",
+        "/home/u/.ssh"}},
+      {"secret file: /dev/null read-only; missing and unbound secrets: nothing",
+       {{"/home/u", true}},
+       {{"/home/u/.netrc", Kind::kFile}, {"/other/.ssh", Kind::kDirectory}},
+       {"/home/u/.netrc", "/home/u/.aws", "/other/.ssh", "/home/u/*.key"},
+       {},
+       {"--ro-bind", "/home/u", "/home/u", "--ro-bind", "/dev/null", "/home/u/.netrc"}},
+      {"deny-write at depth: ancestors pinned writable, the path read-only",
+       {{"/w", false}},
+       {{"/w/a", Kind::kDirectory}, {"/w/a/b", Kind::kDirectory},
+        {"/w/a/b/.bashrc", Kind::kFile}},
+       {},
+       {"/w/a/b/.bashrc"},
+       {"--bind", "/w", "/w", "--bind", "/w/a", "/w/a", "--bind", "/w/a/b", "/w/a/b",
+        "--ro-bind", "/w/a/b/.bashrc", "/w/a/b/.bashrc"}},
+      {"protected checkout and a deeper deny path: parents first, nothing re-opened",
+       {{"/w", false}},
+       {{"/w/repo", Kind::kDirectory}, {"/w/repo/.git", Kind::kDirectory},
+        {"/w/repo/.git/hooks", Kind::kDirectory}},
+       {},
+       {"/w/repo/.git/hooks", "/w/repo"},
+       {"--bind", "/w", "/w", "--ro-bind", "/w/repo", "/w/repo"}},
+      {"read-only binds need no deny-write; unbound and missing paths are skipped",
+       {{"/w", true}},
+       {{"/w/.bashrc", Kind::kFile}, {"/x/.bashrc", Kind::kFile}},
+       {},
+       {"/w/.bashrc", "/x/.bashrc", "/w/missing/.zshrc"},
+       {"--ro-bind", "/w", "/w"}},
+      {"a secret inside a pinned ancestor stays hidden (emitted after the pin)",
+       {{"/w", false}},
+       {{"/w/a", Kind::kDirectory}, {"/w/a/.ssh", Kind::kDirectory},
+        {"/w/a/sub", Kind::kDirectory}, {"/w/a/sub/.zshrc", Kind::kFile}},
+       {"/w/a/.ssh"},
+       {"/w/a/sub/.zshrc"},
+       {"--bind", "/w", "/w", "--bind", "/w/a", "/w/a", "--tmpfs", "/w/a/.ssh", "--remount-ro",
+        "/w/a/.ssh", "--bind", "/w/a/sub", "/w/a/sub", "--ro-bind", "/w/a/sub/.zshrc",
+        "/w/a/sub/.zshrc"}},
+      {"a deny-write path under a hidden secret is not visible: skipped",
+       {{"/w", false}},
+       {{"/w/.ssh", Kind::kDirectory}, {"/w/.ssh/.bashrc", Kind::kFile}},
+       {"/w/.ssh"},
+       {"/w/.ssh/.bashrc"},
+       {"--bind", "/w", "/w", "--tmpfs", "/w/.ssh", "--remount-ro", "/w/.ssh"}},
+      {"a symlinked deny path is left to its resolved spelling",
+       {{"/w", false}},
+       {{"/w/.bashrc", Kind::kSymlink}, {"/w/dot/bashrc", Kind::kFile},
+        {"/w/dot", Kind::kDirectory}},
+       {},
+       {"/w/.bashrc", "/w/dot/bashrc"},
+       {"--bind", "/w", "/w", "--bind", "/w/dot", "/w/dot", "--ro-bind", "/w/dot/bashrc",
+        "/w/dot/bashrc"}},
+      {"a runner state dir nested in a read-only bind stays writable; pins inside it",
+       {{"/w", true}, {"/w/state", false}},
+       {{"/w/state", Kind::kDirectory}, {"/w/state/x", Kind::kDirectory},
+        {"/w/state/x/.profile", Kind::kFile}},
+       {},
+       {"/w/state/x/.profile"},
+       {"--ro-bind", "/w", "/w", "--bind", "/w/state", "/w/state", "--bind", "/w/state/x",
+        "/w/state/x", "--ro-bind", "/w/state/x/.profile", "/w/state/x/.profile"}},
+  };
+  for (const Case& c : cases) {
+    FakeHost host;
+    host.kinds = c.kinds;
+    v1::LaunchPlan plan = Plan(c.mounts);
+    for (const std::string& p : c.deny_read) plan.add_deny_read_paths(p);
+    for (const std::string& p : c.deny_write) plan.add_deny_write_paths(p);
+    std::vector<std::string> got = MountOps(plan, host);
+    EXPECT_EQ(got, c.want) << c.name << "\n  got: " << absl::StrJoin(got, " ");
+  }
 }
 
 TEST(RenderBwrapArgv, RefusesNonNativePlans) {

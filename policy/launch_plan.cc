@@ -68,7 +68,6 @@ absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& in) {
                    [](const v1::PlanMount& a, const v1::PlanMount& b) {
                      return PathDepth(a.guest_path()) < PathDepth(b.guest_path());
                    });
-  for (const std::string& path : spec.protected_paths()) plan.add_protected_paths(path);
 
   plan.mutable_argv()->CopyFrom(exec.argv());
   for (const auto& [name, value] : in.base_env) (*plan.mutable_env())[name] = value;

@@ -35,12 +35,16 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
       }
     }
   }
-  for (int i = 0; i < plan.protected_paths_size(); ++i) {
-    const std::string& path = plan.protected_paths(i);
-    if (IsGlob(path)) continue;
-    if (absl::Status s = CheckNormalizedAbsolute(absl::StrCat("protectedPaths[", i, "]"), path);
-        !s.ok()) {
-      return s;
+  for (const auto& [field, paths] :
+       {std::pair{"denyReadPaths", &plan.deny_read_paths()},
+        std::pair{"denyWritePaths", &plan.deny_write_paths()}}) {
+    for (int i = 0; i < paths->size(); ++i) {
+      const std::string& path = (*paths)[i];
+      if (IsGlob(path) && !path.empty() && path[0] == '/') continue;
+      if (absl::Status s = CheckNormalizedAbsolute(absl::StrCat(field, "[", i, "]"), path);
+          !s.ok()) {
+        return s;
+      }
     }
   }
   return CheckNormalizedAbsolute("workdir", plan.workdir());

@@ -54,7 +54,9 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_mounts(0)->set_guest_path("/run/ccsandbox/x");
        },
        "mounts[0].hostPath"},
-      {"protected", [](v1::LaunchPlan& p) { p.add_protected_paths("rel"); }, "protectedPaths[0]"},
+      {"deny read", [](v1::LaunchPlan& p) { p.add_deny_read_paths("rel"); }, "denyReadPaths[0]"},
+      {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
+       "denyWritePaths[0]"},
       {"workdir", [](v1::LaunchPlan& p) { p.set_workdir("rel"); }, "workdir"},
   };
   for (const Case& c : cases) {

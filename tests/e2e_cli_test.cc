@@ -18,15 +18,46 @@ std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {}) {
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
+// Writable native runs need create-time filename enforcement, or this explicit opt-out.
+constexpr const char* kWeaker = "--no-filename-denies";
+
+TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  ProgramResult r = d->Sandboxctl({"run", "--", "touch", work + "/ran"}, work);
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(r.err, "cannot forbid creating NEW files named .env")) << r.err;
+  EXPECT_EQ(access((work + "/ran").c_str(), F_OK), -1);
+  EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "refused: writeDenyPatterns")) << d->BrokerLog();
+
+  // Nothing writable: nothing to enforce, the run goes ahead.
+  WriteFile(work + "/review.json", R"({"mode": "review", "bindMounts": [{"hostPath": ")" + work +
+                                       R"("}]})");
+  ProgramResult review = d->Sandboxctl({"run", "--spec=" + work + "/review.json", "--", "true"}, work);
+  EXPECT_EQ(review.exit_code, 0) << review.err;
+
+  // The explicit opt-out runs, and says so to the client and in the log.
+  ProgramResult weaker = d->Sandboxctl({"run", kWeaker, "--", "true"}, work);
+  EXPECT_EQ(weaker.exit_code, 0) << weaker.err;
+  EXPECT_TRUE(absl::StrContains(weaker.err, "WEAKENED by request")) << weaker.err;
+  EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "filename-pattern denies WEAKENED by request"))
+      << d->BrokerLog();
+}
+
 TEST(SandboxctlRun, OutputAndExitCodeRoundTrip) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl(
-      {"run", "--", "sh", "-c", "echo out; echo err >&2; printf '%s' \"$PWD\"; exit 3"}, work);
+      {"run", kWeaker, "--", "sh", "-c", "echo out; echo err >&2; printf '%s' \"$PWD\"; exit 3"},
+      work);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.out, "out\n" + work);
-  EXPECT_EQ(r.err, "err\n");
+  EXPECT_TRUE(absl::EndsWith(r.err, "WEAKENED by request: writeDenyPatterns is empty, so new "
+                                    ".env, *.key and *.pem files may be created in writable "
+                                    "binds\nerr\n"))
+      << r.err;
 }
 
 TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
@@ -34,7 +65,7 @@ TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl(
-      {"run", "--", "sh", "-c",
+      {"run", kWeaker, "--", "sh", "-c",
        "echo x > inside && cat inside && ls /root 2>&1; touch /usr/x 2>&1; ls " + d->dir() +
            " 2>&1"},
       work);
@@ -52,7 +83,7 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
   ASSERT_NE(d, nullptr);
   const std::string marker = "1234.5671";
   ProgramResult r = d->Sandboxctl(
-      {"run", "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
+      {"run", kWeaker, "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
       d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "sandbox: killed (timeout after 500 ms)")) << r.err;
@@ -62,7 +93,7 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
 TEST(SandboxctlRun, JsonPrintsOneEventPerLineInOrder) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
-  ProgramResult r = d->Sandboxctl({"run", "--json", "--", "echo", "hi"}, d->MakeWorkdir());
+  ProgramResult r = d->Sandboxctl({"run", kWeaker, "--json", "--", "echo", "hi"}, d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 4u) << r.out;
@@ -140,7 +171,8 @@ TEST(SandboxctlRun, BadInputIsRefusedNamingTheProblemAndNothingRuns) {
     EXPECT_EQ(r.exit_code, 125) << c.json;
     EXPECT_TRUE(absl::StrContains(r.err, c.expected)) << c.json << " -> " << r.err;
   }
-  std::vector<std::string> bind_socket = {"run", "--workdir=" + d->dir(), "--", "true"};
+  std::vector<std::string> bind_socket = {"run", kWeaker, "--workdir=" + d->dir(), "--",
+                                          "true"};
   ProgramResult socket_dir = d->Sandboxctl(bind_socket, work);
   EXPECT_EQ(socket_dir.exit_code, 125);
   EXPECT_TRUE(absl::StrContains(socket_dir.err, "launcher's socket directory")) << socket_dir.err;

@@ -28,6 +28,8 @@ class BrokerApiTest : public ::testing::Test {
   v1::SandboxHandle Launch(const std::string& id) {
     v1::LaunchRequest request;
     request.mutable_spec()->set_session_id(id);
+    // Writable native sessions need filename enforcement or this explicit opt-out.
+    request.mutable_spec()->mutable_write_deny_patterns();
     v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
     bind->set_host_path(work_);
     bind->set_guest_path(work_);

@@ -30,7 +30,8 @@ def main():
     probe = unary(channel, "Probe", pb.ProbeRequest(), pb.ProbeResponse)
     spec = pb.SandboxSpec(session_id="python-client",
                           bind_mounts=[pb.SandboxBindMount(host_path=workdir, guest_path=workdir)],
-                          guest_workdir=workdir)
+                          guest_workdir=workdir,
+                          write_deny_patterns=pb.FilenameDenyPatterns())
     handle = unary(channel, "Launch", pb.LaunchRequest(spec=spec), pb.SandboxHandle)
     execute = channel.unary_stream(SERVICE + "Exec",
                                    request_serializer=lambda m: m.SerializeToString(),

@@ -1,0 +1,60 @@
+// The fixed deny sets of the Linux native backend (spec: deny-read secrets, mandatory
+// deny-write paths) and the filename patterns no new file may match. Each entry is
+// documented with its reason in deny_sets.cc and docs/deny-sets.md.
+#ifndef CCSANDBOX_POLICY_DENY_SETS_H_
+#define CCSANDBOX_POLICY_DENY_SETS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "proto/sandbox.pb.h"
+
+namespace ccsandbox::policy {
+
+// Secret names hidden wherever they appear in ANY bound tree (deny-read), e.g. ".ssh".
+const std::vector<std::string>& SecretNames();
+// Secret paths relative to the user's home, hidden when a bind contains them
+// (deny-read), e.g. ".config/gh".
+const std::vector<std::string>& HomeSecretPaths();
+// Secrets of the read-only system base (globs allowed), hidden with /dev/null.
+const std::vector<std::string>& SystemSecretPaths();
+// Relative paths (one or more components) made read-only wherever they exist under a
+// writable bind, at any depth (mandatory deny-write): shell rc files, .git/hooks, agent
+// configuration.
+const std::vector<std::string>& MandatoryDenyWriteNames();
+
+// True when `path` ends with the components of `relative` (".git/hooks" matches
+// "/w/a/.git/hooks", not "/w/a/x.git/hooks").
+bool EndsWithComponents(absl::string_view path, absl::string_view relative);
+
+// What the broker found on the host for one plan (I/O lives in broker/deny_scan).
+struct DenyScan {
+  std::vector<std::string> secrets;       // SecretNames found in any bound tree
+  std::vector<std::string> deny_write;    // MandatoryDenyWriteNames found under writable binds
+  std::vector<std::string> protected_paths;  // spec.protectedPaths with globs expanded
+  std::vector<std::string> system_secrets;   // SystemSecretPaths with globs expanded
+  std::vector<std::string> home_dirs;        // the user's home directories
+};
+
+struct DenyPaths {
+  std::vector<std::string> read;   // hidden inside
+  std::vector<std::string> write;  // read-only and pinned inside
+};
+
+class PathResolver;
+
+// Both deny sets of a plan, every path in its literal and symlink-resolved spelling:
+// read = secrets found + home secrets (SecretNames and HomeSecretPaths under each home) +
+// system secrets; write = protected paths + mandatory deny-write paths found.
+DenyPaths ResolveDenyPaths(const DenyScan& scan, const PathResolver& resolver);
+
+// The standard dispatch filename patterns: .env, .env.*, *.key, *.pem.
+const std::vector<std::string>& StandardFilenameDenyPatterns();
+
+// The patterns a spec asks for: the standard set when unset, else exactly the given list.
+std::vector<std::string> EffectiveFilenameDenyPatterns(const v1::SandboxSpec& spec);
+
+}  // namespace ccsandbox::policy
+
+#endif  // CCSANDBOX_POLICY_DENY_SETS_H_

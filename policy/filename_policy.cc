@@ -1,0 +1,54 @@
+#include "policy/filename_policy.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "policy/deny_sets.h"
+#include "policy/spec_validation.h"
+
+namespace ccsandbox::policy {
+
+bool HasWritableMount(const v1::SandboxSpec& spec) {
+  if (!spec.runner_state_dirs().empty()) return true;
+  absl::StatusOr<Mode> mode = ParseMode(spec.mode());
+  if (!mode.ok() || ModeIsReadOnly(*mode)) return false;
+  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    if (!bind.read_only()) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<FilenamePolicyDecision> DecideFilenamePolicy(const v1::SandboxSpec& spec,
+                                                            v1::SandboxBackend backend,
+                                                            bool create_time_enforcement) {
+  FilenamePolicyDecision decision;
+  if (backend != v1::SANDBOX_BACKEND_NATIVE) {
+    decision.note = "not applicable: backend none enforces no file rules";
+    return decision;
+  }
+  const std::vector<std::string> patterns = EffectiveFilenameDenyPatterns(spec);
+  if (patterns.empty()) {
+    decision.weakened = spec.has_write_deny_patterns();
+    decision.note =
+        "WEAKENED by request: writeDenyPatterns is empty, so new .env, *.key and *.pem files "
+        "may be created in writable binds";
+    return decision;
+  }
+  if (!HasWritableMount(spec)) {
+    decision.note = "enforced: nothing is writable";
+    return decision;
+  }
+  if (create_time_enforcement) {
+    decision.note = absl::StrCat("enforced at creation time: ", absl::StrJoin(patterns, ", "));
+    return decision;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "writeDenyPatterns: the Linux native backend cannot forbid creating NEW files named ",
+      absl::StrJoin(patterns, ", "),
+      " inside writable bind mounts (bubblewrap can only shadow existing paths), so this run is "
+      "refused rather than run with a silently weaker policy. Use a read-only mode (review, "
+      "plan, orchestrate), or pass \"writeDenyPatterns\": {\"patterns\": []} to accept the "
+      "weaker policy explicitly"));
+}
+
+}  // namespace ccsandbox::policy
