@@ -37,16 +37,27 @@ ctl() { "$bin/broker/sandboxctl" --broker="unix:$run_dir/broker.sock" "$@"; }
 echo "== sandboxctl probe"
 ctl probe
 echo
-echo "== a sandboxed command in $work (only this directory is bound, read-write)"
 cd "$work"
+mkdir -p .ssh project/.git/hooks
+echo "not for agents" > .ssh/id_demo
+echo "# rc" > project/.bashrc
 set +e
-ctl run -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD"; echo "visible: $(ls / | tr "\n" " ")";
-  echo note > note.txt && echo "wrote note.txt"; touch /etc/planted'
+echo "== a writable run with the standard policy: refused on Linux (fail closed)"
+ctl run -- touch should-not-exist
+echo "exit code: $?"
+echo
+echo "== the same run, explicitly accepting the weaker filename policy (--no-filename-denies)"
+ctl run --no-filename-denies -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD";
+  echo "visible: $(ls / | tr "\n" " ")"; echo note > note.txt && echo "wrote note.txt";
+  ls .ssh; echo "# planted" >> project/.bashrc; touch /etc/planted'
 echo "exit code: $?"
 echo
 echo "== the same run as events (sandboxctl run --json)"
-ctl run --json -- sh -c 'echo out; echo err >&2; exit 3'
+ctl run --no-filename-denies --json -- sh -c 'echo out; echo err >&2; exit 3'
 echo "exit code: $?"
 set -e
 echo
-echo "== on the host afterwards: $(ls "$work") exists in $work, /etc/planted does not: $(ls /etc/planted 2>&1 | tail -1)"
+echo "== on the host afterwards:"
+echo "   $work: $(ls "$work" | tr "\n" " ")(no should-not-exist)"
+echo "   project/.bashrc: $(cat "$work/project/.bashrc")   .ssh/id_demo: $(cat "$work/.ssh/id_demo")"
+echo "   /etc/planted: $(ls /etc/planted 2>&1 | sed 's/.*: //')"
