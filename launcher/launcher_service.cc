@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "launcher/real_host_view.h"
 #include "launcher/run_supervisor.h"
+#include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
 #include "policy/env_scrub.h"
 #include "policy/plan_validation.h"
@@ -87,7 +88,8 @@ grpc::Status LauncherService::Probe(grpc::ServerContext*, const v1::LauncherProb
   return grpc::Status::OK;
 }
 
-absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPlan& plan) const {
+absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPlan& plan,
+                                                              UniqueFd& seccomp) const {
   absl::StatusOr<std::optional<Identity>> identity = IdentityFor(peer_uid_);
   if (!identity.ok()) return identity.status();
 
@@ -106,7 +108,15 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
       return absl::FailedPreconditionError(
           "bwrap not found on PATH; install: apt-get install bubblewrap socat");
     }
-    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs};
+    // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
+    absl::StatusOr<UniqueFd> bpf = ExportSeccompBaseline();
+    if (!bpf.ok()) {
+      return absl::InternalError(
+          absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
+    }
+    seccomp = std::move(*bpf);
+    spec.inherit_fds.push_back(seccomp.get());
+    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, seccomp.get()};
     absl::StatusOr<std::vector<std::string>> argv =
         policy::RenderBwrapArgv(plan, bwrap, RealHostView());
     if (!argv.ok()) return argv.status();
@@ -135,7 +145,8 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_, std::string(valid.message()));
     return ToGrpc(valid);
   }
-  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan);
+  UniqueFd seccomp;
+  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan, seccomp);
   if (!spec.ok()) {
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
                  std::string(spec.status().message()));

@@ -39,7 +39,8 @@ class LauncherService final : public v1::SandboxLauncher::Service {
                       v1::SignalResponse* response) override;
 
  private:
-  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan) const;
+  // `seccomp` receives the BPF fd a native run inherits; it must outlive the spawn.
+  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, UniqueFd& seccomp) const;
 
   const LauncherConfig& config_;
   RunRegistry& registry_;

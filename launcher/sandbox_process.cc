@@ -70,6 +70,7 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
   const char* exe = spec.executable.c_str();
   const bool switch_identity = spec.identity.has_value();
   const Identity identity = spec.identity.value_or(Identity{});
+  const std::vector<int> inherit = spec.inherit_fds;
 
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -95,6 +96,9 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
     if (cwd != nullptr && chdir(cwd) != 0) ChildFail(fd, 6);
     // gRPC's threads may have opened fds without O_CLOEXEC: none may leak into the sandbox.
     if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) ChildFail(fd, 7);
+    for (int keep : inherit) {
+      if (keep <= 2 || fcntl(keep, F_SETFD, 0) != 0) ChildFail(fd, 7);
+    }
     execve(exe, argv.data(), envp.data());
     ChildFail(fd, 8);
   }

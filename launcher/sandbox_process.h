@@ -31,6 +31,7 @@ struct ProcessSpec {
   std::vector<std::string> envp;   // "NAME=value", the complete environment
   std::string cwd;                 // chdir before exec; empty keeps the launcher's
   std::optional<Identity> identity;  // switch to this identity before exec
+  std::vector<int> inherit_fds;      // kept open across exec at the same numbers (> 2)
 };
 
 class SandboxProcess {

@@ -260,5 +260,38 @@ TEST_F(EscapeTest, RootCannotMountOrTuneTheKernel) {
   }, {root_});
 }
 
+TEST_F(EscapeTest, TheSeccompBaselineRefusesKernelAttackSurface) {
+  // x86_64 numbers: ptrace 101, process_vm_readv 310, io_uring_setup 425, bpf 321,
+  // perf_event_open 298, userfaultfd 323, keyctl 250, kexec_load 246.
+  const std::string script = R"(python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+for name, nr, args in [("ptrace", 101, (16, 1, 0, 0)), ("process_vm_readv", 310, (1, 0, 0, 0)),
+                       ("io_uring_setup", 425, (8, ctypes.addressof(buf))), ("bpf", 321, (0, 0, 0)),
+                       ("perf_event_open", 298, (0, 0, -1, -1)), ("userfaultfd", 323, (0,)),
+                       ("keyctl", 250, (0, 0)), ("kexec_load", 246, (0, 0, 0, 0))]:
+    r = libc.syscall(nr, *args)
+    print(name, r, os.strerror(ctypes.get_errno()) if r < 0 else "")
+')";
+  RunResult run = Exec(ChatSpec(), script);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* name : {"ptrace", "process_vm_readv", "io_uring_setup", "bpf",
+                           "perf_event_open", "userfaultfd", "keyctl", "kexec_load"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, std::string(name) + " -1 Operation not permitted"))
+        << name << "\n" << run.out;
+  }
+  RunResult tiocsti = Exec(ChatSpec(), R"(python3 -c '
+import fcntl, termios, os, pty
+m, s = pty.openpty()
+try:
+    fcntl.ioctl(s, termios.TIOCSTI, b"x")
+    print("TIOCSTI allowed")
+except OSError as e:
+    print("TIOCSTI", os.strerror(e.errno))
+')");
+  EXPECT_EQ(tiocsti.out, "TIOCSTI Operation not permitted\n") << tiocsti.err;
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing

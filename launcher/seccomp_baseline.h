@@ -1,0 +1,35 @@
+// The seccomp baseline every sandbox runs under, handed to bwrap as
+// `--seccomp FD`: allow by default, deny what reaches kernel attack surface or
+// escapes the mount view. Owns the rule table (seccomp_baseline.cc, each rule
+// with the threat it stops) and its export to classic BPF.
+//
+//   absl::StatusOr<UniqueFd> bpf = ExportSeccompBaseline();  // one per run
+//   // in the child, before exec: clear FD_CLOEXEC (or dup2 to a free number)
+//   // bwrap ... --seccomp <that number> -- cmd
+//
+// The fd is a sealed memfd at offset 0. bwrap reads it to EOF, and every dup
+// shares that offset: export a fresh fd for each bwrap run. A reused fd makes
+// bwrap fail, never run unfiltered.
+//
+// Denied with EPERM: io_uring_*, ptrace, process_vm_readv/writev, kexec_*,
+// bpf, perf_event_open, userfaultfd, the keyring calls, ioctl TIOCSTI and
+// TIOCLINUX, the mount family (mount_setattr included), module loading,
+// swapon/swapoff, reboot, open_by_handle_at, and clone/unshare with
+// CLONE_NEWUSER. clone3 fails with ENOSYS, so glibc falls back to clone, whose
+// flags the filter can see. A syscall made through another ABI (i386
+// `int 0x80`, x32) kills the process.
+#ifndef CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
+#define CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
+
+#include "absl/status/statusor.h"
+#include "launcher/unique_fd.h"
+
+namespace ccsandbox::launcher {
+
+// Compiles the baseline with libseccomp; returns the program (an array of
+// `struct sock_filter`) in a sealed, close-on-exec memfd at offset 0.
+absl::StatusOr<UniqueFd> ExportSeccompBaseline();
+
+}  // namespace ccsandbox::launcher
+
+#endif  // CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
