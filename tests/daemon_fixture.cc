@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,10 +68,16 @@ pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::s
   return pid;
 }
 
+// Waits until something accepts connections on the Unix socket `path` (the file appears
+// at bind(), slightly before listen()).
 bool WaitForPath(const std::string& path, double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
   while (std::chrono::steady_clock::now() < until) {
-    if (access(path.c_str(), F_OK) == 0) return true;
+    launcher::UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;

@@ -1,17 +1,23 @@
-// exec_bench: what running `true` in a native sandbox costs through our stack, next to
-// the raw bwrap command the launcher itself would run. Prints figures; asserts nothing.
+// exec_bench: what running `true` in a native sandbox costs through our stack,
+// next to the raw bwrap command the launcher itself would run. Prints figures
+// and asserts nothing.
 //
-//   A warm path: this process is one long-lived gRPC client with one session and calls
-//     Exec(argv=["true"]) N times.
-//   B CLI path: `sandboxctl --broker=unix:... run -- true` as a new process each time.
-//   C sandboxctl start-up alone (probe against a missing socket: no RPC at all).
+//   A  warm path: this process, one long-lived gRPC client, launches one
+//      session and calls Exec(argv=["true"]) N times.
+//   B  CLI path: `sandboxctl --broker=unix:... run -- true`, a new process
+//      each time.
+//   C  sandboxctl start-up alone (probe against a missing socket, no RPC).
+//   D  diagnosis of A: the launcher's own SandboxProcess::Spawn + Supervise
+//      called in this process (no RPC), and one unary RPC to the broker.
 //
-// The raw side of A and B is the bwrap argv rendered by the launcher's own policy code
-// (BuildLaunchPlan + RenderBwrapArgv over the real file system), posix_spawn'ed and waited
-// for. Ours and raw alternate run by run, so drift on the host hits both equally.
+// The raw side is the bwrap argv the launcher's own policy code renders
+// (BuildLaunchPlan + RenderBwrapArgv over the real file system), started with
+// posix_spawn and waited for. Ours and raw alternate run by run, so drift on
+// the host hits both alike.
 //
-//   exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--warm_runs=200]
-//              [--cli_runs=100] [--warmup=5]
+//   exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH
+//              [--warm-runs=200] [--cli-runs=100] [--warmup=5]
+//              [--diagnose=false] [--workdir=DIR]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -48,11 +54,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "broker/deny_scan.h"
 #include "grpcpp/grpcpp.h"
 #include "launcher/dashed_flags.h"
 #include "launcher/real_host_view.h"
+#include "launcher/run_control.h"
+#include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
 #include "policy/bwrap_argv.h"
+#include "policy/deny_sets.h"
 #include "policy/env_scrub.h"
 #include "policy/launch_plan.h"
 #include "proto/sandbox.grpc.pb.h"
@@ -60,8 +70,15 @@
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
 ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
 ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
-ABSL_FLAG(int, warm_runs, 200, "A: measured Exec calls (and as many raw bwrap runs)");
-ABSL_FLAG(int, cli_runs, 100, "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
+ABSL_FLAG(int, warm_runs, 200,
+          "A: measured Exec calls (and as many raw bwrap runs)");
+ABSL_FLAG(int, cli_runs, 100,
+          "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
+ABSL_FLAG(bool, diagnose, true,
+          "D: also time the launcher's spawn code in-process");
+ABSL_FLAG(std::string, workdir, "",
+          "bind this directory (read-write; `true` writes nothing) instead of "
+          "an empty temp dir, e.g. a real checkout");
 ABSL_FLAG(int, warmup, 5, "unmeasured runs of each kind before each figure");
 
 extern char** environ;
@@ -76,7 +93,8 @@ std::atomic<bool> g_stop{false};
 void OnStopSignal(int) { g_stop = true; }
 
 double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
 }
 
 // A directory from mkdtemp, removed with its contents when this goes away.
@@ -85,7 +103,8 @@ class TempDir {
   static absl::StatusOr<TempDir> Create(const std::string& prefix) {
     std::string path = prefix + "XXXXXX";
     if (mkdtemp(path.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
     }
     return TempDir(std::move(path));
   }
@@ -104,12 +123,12 @@ class TempDir {
 };
 
 struct SpawnOptions {
-  std::vector<std::string> argv;  // argv[0] is the executable's path
-  std::vector<std::string> envp;  // empty: this process's environment
-  std::string cwd;                // empty: this process's
+  std::vector<std::string> argv;     // argv[0] is the executable's path
+  std::vector<std::string> envp;     // empty: this process's environment
+  std::string cwd;                   // empty: this process's
   std::string output = "/dev/null";  // stdout and stderr (appended)
-  // Daemons: killed by the kernel if the bench dies, so nothing outlives it. Uses fork;
-  // measured children use posix_spawn (vfork-like, what a lean caller would do).
+  // Daemons: the kernel kills them if the bench dies, so nothing outlives it.
+  // Needs fork; measured commands use posix_spawn (vfork-like, the lean way).
   bool die_with_parent = false;
 };
 
@@ -129,7 +148,8 @@ class Child {
       r = waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
     pid_ = -1;
-    if (r < 0) return absl::InternalError(absl::StrCat("waitpid: ", strerror(errno)));
+    if (r < 0)
+      return absl::InternalError(absl::StrCat("waitpid: ", strerror(errno)));
     return status;
   }
 
@@ -161,7 +181,8 @@ class Child {
 
 std::vector<char*> CStrings(const std::vector<std::string>& strings) {
   std::vector<char*> out;
-  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  for (const std::string& s : strings)
+    out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
 }
@@ -177,16 +198,19 @@ absl::StatusOr<Child> Child::Spawn(const SpawnOptions& options) {
     const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
     const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
+    if (pid < 0)
+      return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
     if (pid == 0) {
       sigset_t none;
       sigemptyset(&none);
       sigprocmask(SIG_SETMASK, &none, nullptr);
       for (int sig : {SIGINT, SIGTERM, SIGPIPE}) signal(sig, SIG_DFL);
-      if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
+      if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(127);
       const int in = open("/dev/null", O_RDONLY);
       const int out = open(output, O_WRONLY | O_CREAT | O_APPEND, 0600);
-      if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+      if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+          dup2(out, 2) < 0) {
         _exit(127);
       }
       if (cwd != nullptr && chdir(cwd) != 0) _exit(127);
@@ -202,7 +226,8 @@ absl::StatusOr<Child> Child::Spawn(const SpawnOptions& options) {
   posix_spawn_file_actions_addopen(&actions, 1, options.output.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  if (!options.cwd.empty())
+    posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;
@@ -211,16 +236,20 @@ absl::StatusOr<Child> Child::Spawn(const SpawnOptions& options) {
   for (int sig : {SIGINT, SIGTERM, SIGPIPE}) sigaddset(&defaults, sig);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
   const int err = posix_spawn(&pid, exe, &actions, &attr, argv.data(), env);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) return absl::InternalError(absl::StrCat("posix_spawn ", exe, ": ", strerror(err)));
+  if (err != 0)
+    return absl::InternalError(
+        absl::StrCat("posix_spawn ", exe, ": ", strerror(err)));
   return Child(pid);
 }
 
-// Runs a command to completion; returns its wall time in ms, or an error unless it exited 0.
+// Runs a command to completion; its wall time in ms, or an error unless it
+// exited 0.
 absl::StatusOr<double> TimeCommand(const SpawnOptions& options) {
   const Clock::time_point start = Clock::now();
   absl::StatusOr<Child> child = Child::Spawn(options);
@@ -229,8 +258,9 @@ absl::StatusOr<double> TimeCommand(const SpawnOptions& options) {
   const double ms = MsSince(start);
   if (!status.ok()) return status.status();
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-    return absl::InternalError(absl::StrCat(options.argv[0], " ended with wait status ",
-                                            *status, " (output: ", options.output, ")"));
+    return absl::InternalError(absl::StrCat(options.argv[0],
+                                            " ended with wait status ", *status,
+                                            " (output: ", options.output, ")"));
   }
   return ms;
 }
@@ -243,7 +273,8 @@ std::string Tail(const std::string& path) {
   return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
 }
 
-absl::Status WaitForSocket(const std::string& path, Child& owner, const std::string& log) {
+absl::Status WaitForSocket(const std::string& path, Child& owner,
+                           const std::string& log) {
   const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
   struct stat st;
   while (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
@@ -266,7 +297,8 @@ Summary Summarize(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
   Summary s;
-  s.median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.median =
+      n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   s.p90 = samples[static_cast<size_t>(std::ceil(0.9 * n)) - 1];  // nearest rank
   return s;
 }
@@ -279,8 +311,8 @@ void PrintComparison(const std::string& title, const std::vector<double>& ours,
   absl::PrintF("  %-12s %9s %9s\n", "", "median", "p90");
   absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "ours", o.median, o.p90);
   absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "raw bwrap", r.median, r.p90);
-  absl::PrintF("  %-12s %9.2f %9.2f   target <= %.1f (medians): %s\n", "ours/raw",
-               o.median / r.median, o.p90 / r.p90, target,
+  absl::PrintF("  %-12s %9.2f %9.2f   target <= %.1f (medians): %s\n",
+               "ours/raw", o.median / r.median, o.p90 / r.p90, target,
                o.median / r.median <= target ? "met" : "NOT met");
 }
 
@@ -289,23 +321,28 @@ std::map<std::string, std::string> HostEnvironment() {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string::npos)
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   return env;
 }
 
-v1::SandboxSpec BenchSpec(const std::string& workdir, const std::string& session_id) {
+v1::SandboxSpec BenchSpec(const std::string& workdir,
+                          const std::string& session_id) {
   v1::SandboxSpec spec;
   spec.set_session_id(session_id);
   v1::SandboxBindMount* bind = spec.add_bind_mounts();
   bind->set_host_path(workdir);
   bind->set_guest_path(workdir);
   spec.set_guest_workdir(workdir);
+  // A writable bind on Linux needs the weaker filename policy accepted
+  // explicitly (as `sandboxctl run --no-filename-denies` does).
+  spec.mutable_write_deny_patterns()->clear_patterns();
   return spec;
 }
 
-// The command the launcher would run for Exec(["true"]) in `spec`: same plan, argv and
-// scrubbed environment, rendered by the launcher's own code.
+// The command the launcher would run for Exec(["true"]) in `spec`: same plan,
+// argv and scrubbed environment, rendered by the launcher's own code.
 absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
   const std::map<std::string, std::string> host_env = HostEnvironment();
   auto path = host_env.find("PATH");
@@ -322,19 +359,34 @@ absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
   inputs.backend = v1::SANDBOX_BACKEND_NATIVE;
   inputs.exec = &exec;
   inputs.run_id = "bench-raw";
-  inputs.base_env = policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
+  inputs.base_env =
+      policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return plan.status();
+  // The deny paths the broker adds to every native plan
+  // (BrokerService::AddDenyPaths).
+  broker::ScanRequest scan_request;
+  scan_request.mounts.assign(plan->mounts().begin(), plan->mounts().end());
+  scan_request.home_dirs = broker::CurrentHomeDirs();
+  absl::StatusOr<policy::DenyScan> scan =
+      broker::ScanForDenyPaths(scan_request);
+  if (!scan.ok()) return scan.status();
+  policy::DenyPaths deny =
+      policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+  for (std::string& p : deny.read) plan->add_deny_read_paths(std::move(p));
+  for (std::string& p : deny.write) plan->add_deny_write_paths(std::move(p));
   policy::BwrapConfig config{*bwrap, policy::DefaultSystemRoDirs()};
   absl::StatusOr<std::vector<std::string>> argv =
       policy::RenderBwrapArgv(*plan, config, launcher::RealHostView());
   if (!argv.ok()) return argv.status();
 
-  std::map<std::string, std::string> env(plan->env().begin(), plan->env().end());
+  std::map<std::string, std::string> env(plan->env().begin(),
+                                         plan->env().end());
   policy::ScrubEnvironment(env);
   SpawnOptions options;
   options.argv = std::move(*argv);
-  for (const auto& [name, value] : env) options.envp.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : env)
+    options.envp.push_back(absl::StrCat(name, "=", value));
   return options;
 }
 
@@ -346,12 +398,15 @@ struct ExecTiming {
   double end = 0;       // stream finished
 };
 
-absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& request) {
+absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub,
+                                    const v1::ExecRequest& request) {
   ExecTiming timing;
   const Clock::time_point start = Clock::now();
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&context, request);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
+      stub.Exec(&context, request);
   v1::SandboxEvent event;
   int exit_code = -1;
   while (reader->Read(&event)) {
@@ -364,15 +419,52 @@ absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub, const v1::Exe
   }
   grpc::Status status = reader->Finish();
   timing.end = MsSince(start);
-  if (!status.ok()) return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
-  if (exit_code != 0) return absl::InternalError(absl::StrCat("Exec: `true` exited ", exit_code));
+  if (!status.ok())
+    return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
+  if (exit_code != 0)
+    return absl::InternalError(absl::StrCat("Exec: `true` exited ", exit_code));
   return timing;
 }
 
-// Alternates `ours` and `raw`: `warmup` unmeasured pairs, then `runs` measured pairs.
-absl::Status Alternate(int warmup, int runs, const std::function<absl::StatusOr<double>()>& ours,
+class DiscardSink : public launcher::EventSink {
+ public:
+  bool Emit(const v1::SandboxEvent&) override { return true; }
+  bool Cancelled() override { return false; }
+};
+
+// The launcher's code for one native run minus gRPC: Spawn (fork ... execve of
+// bwrap), then Supervise (poll loop to exit and EOF). {spawn ms, total ms}.
+absl::StatusOr<std::pair<double, double>> TimeLauncherSpawn(
+    const SpawnOptions& raw) {
+  launcher::ProcessSpec spec;
+  spec.executable = raw.argv[0];
+  spec.argv = raw.argv;
+  spec.envp = raw.envp;
+  absl::StatusOr<std::unique_ptr<launcher::RunControl>> control =
+      launcher::RunControl::Create();
+  if (!control.ok()) return control.status();
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> process =
+      launcher::SandboxProcess::Spawn(spec);
+  if (!process.ok()) return process.status();
+  const double spawn_ms = MsSince(start);
+  DiscardSink sink;
+  const launcher::RunOutcome outcome = launcher::Supervise(
+      **process, **control, launcher::SuperviseOptions(), sink);
+  const double total_ms = MsSince(start);
+  if (outcome != launcher::RunOutcome::kExited) {
+    return absl::InternalError(
+        "launcher spawn path: the run did not exit normally");
+  }
+  return std::make_pair(spawn_ms, total_ms);
+}
+
+// Alternates `ours` and `raw`: `warmup` unmeasured pairs, then `runs` pairs.
+absl::Status Alternate(int warmup, int runs,
+                       const std::function<absl::StatusOr<double>()>& ours,
                        const std::function<absl::StatusOr<double>()>& raw,
-                       std::vector<double>& ours_ms, std::vector<double>& raw_ms) {
+                       std::vector<double>& ours_ms,
+                       std::vector<double>& raw_ms) {
   for (int i = 0; i < warmup + runs && !g_stop; ++i) {
     absl::StatusOr<double> a = ours();
     if (!a.ok()) return a.status();
@@ -386,161 +478,268 @@ absl::Status Alternate(int warmup, int runs, const std::function<absl::StatusOr<
   return g_stop ? absl::CancelledError("interrupted") : absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Absolute(const std::string& flag, const std::string& path) {
+// Comparing with raw bwrap only means something when the broker runs natively.
+absl::Status CheckNativeDispatch(v1::SandboxBroker::Stub& stub,
+                                 const std::string& broker_log) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  context.set_wait_for_ready(true);
+  v1::ProbeResponse probe;
+  grpc::Status status = stub.Probe(&context, v1::ProbeRequest(), &probe);
+  if (!status.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("broker Probe: ", status.error_message(),
+                     "; broker log:\n", Tail(broker_log)));
+  }
+  if (probe.dispatch_backend() != v1::SANDBOX_BACKEND_NATIVE) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the broker would not run natively here: ", probe.status_line()));
+  }
+  return absl::OkStatus();
+}
+
+struct Runs {
+  int warmup = 0;  // unmeasured pairs before each figure
+  int warm = 0;    // A and D
+  int cli = 0;     // B and C
+};
+
+absl::Status Launch(v1::SandboxBroker::Stub& stub,
+                    const v1::SandboxSpec& spec) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  v1::LaunchRequest launch;
+  *launch.mutable_spec() = spec;
+  launch.set_backend("native");
+  v1::SandboxHandle handle;
+  grpc::Status status = stub.Launch(&context, launch, &handle);
+  if (!status.ok()) {
+    return absl::InternalError(
+        absl::StrCat("Launch: ", status.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+void Destroy(v1::SandboxBroker::Stub& stub, const std::string& session_id) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::SessionRequest destroy;
+  destroy.set_session_id(session_id);
+  v1::SandboxHandle handle;
+  (void)stub.Destroy(&context, destroy, &handle);
+}
+
+absl::Status FigureWarm(v1::SandboxBroker::Stub& stub,
+                        const v1::SandboxSpec& spec, const SpawnOptions& raw,
+                        const Runs& runs) {
+  if (absl::Status launched = Launch(stub, spec); !launched.ok()) {
+    return launched;
+  }
+  v1::ExecRequest exec;
+  exec.set_session_id(spec.session_id());
+  exec.add_argv("true");
+  std::vector<ExecTiming> timings;
+  auto ours = [&]() -> absl::StatusOr<double> {
+    absl::StatusOr<ExecTiming> timing = TimeExec(stub, exec);
+    if (!timing.ok()) return timing.status();
+    timings.push_back(*timing);
+    return timing->end;
+  };
+  std::vector<double> ours_ms, raw_ms;
+  absl::Status done = Alternate(
+      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms,
+      raw_ms);
+  Destroy(stub, spec.session_id());
+  if (!done.ok()) return done;
+
+  PrintComparison("A  warm path: Exec([\"true\"]) on one session, vs raw bwrap",
+                  ours_ms, raw_ms, 1.3);
+  std::vector<double> starting, ready, exit;
+  for (size_t i = runs.warmup; i < timings.size(); ++i) {
+    starting.push_back(timings[i].starting);
+    ready.push_back(timings[i].ready);
+    exit.push_back(timings[i].exit);
+  }
+  absl::PrintF(
+      "  ours, median ms from the call to each event: starting %.2f, "
+      "ready %.2f, exit %.2f, stream end %.2f\n",
+      Summarize(starting).median, Summarize(ready).median,
+      Summarize(exit).median, Summarize(ours_ms).median);
+  return absl::OkStatus();
+}
+
+absl::Status FigureCli(const SpawnOptions& cli, const SpawnOptions& raw,
+                       const Runs& runs) {
+  std::vector<double> ours_ms, raw_ms;
+  absl::Status done = Alternate(
+      runs.warmup, runs.cli, [&] { return TimeCommand(cli); },
+      [&] { return TimeCommand(raw); }, ours_ms, raw_ms);
+  if (!done.ok()) return done;
+  PrintComparison("B  CLI path: `sandboxctl run -- true`, vs raw bwrap",
+                  ours_ms, raw_ms, 2.5);
+  return absl::OkStatus();
+}
+
+absl::Status FigureStartup(const SpawnOptions& probe, const Runs& runs) {
+  std::vector<double> samples;
+  for (int i = 0; i < runs.warmup + runs.cli && !g_stop; ++i) {
+    const Clock::time_point start = Clock::now();
+    absl::StatusOr<Child> child = Child::Spawn(probe);
+    if (!child.ok()) return child.status();
+    (void)child->Wait();  // exits 125: there is no broker at that socket
+    if (i >= runs.warmup) samples.push_back(MsSince(start));
+  }
+  const Summary s = Summarize(samples);
+  absl::PrintF("C  sandboxctl start-up alone, no RPC (N=%d)\n", samples.size());
+  absl::PrintF("  median %.2f ms, p90 %.2f ms\n", s.median, s.p90);
+  return absl::OkStatus();
+}
+
+absl::Status FigureDiagnosis(v1::SandboxBroker::Stub& stub,
+                             const SpawnOptions& raw, const Runs& runs) {
+  std::vector<double> spawn_ms, ours_ms, raw_ms;
+  auto ours = [&]() -> absl::StatusOr<double> {
+    absl::StatusOr<std::pair<double, double>> t = TimeLauncherSpawn(raw);
+    if (!t.ok()) return t.status();
+    spawn_ms.push_back(t->first);
+    return t->second;
+  };
+  absl::Status done = Alternate(
+      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms,
+      raw_ms);
+  if (!done.ok()) return done;
+  PrintComparison(
+      "D  launcher's Spawn + Supervise in this process, no RPC, vs raw bwrap",
+      ours_ms, raw_ms, 1.3);
+  spawn_ms.erase(spawn_ms.begin(), spawn_ms.begin() + runs.warmup);
+  absl::PrintF(
+      "  SandboxProcess::Spawn (fork .. execve of bwrap): median %.2f ms\n",
+      Summarize(spawn_ms).median);
+
+  std::vector<double> probe_ms;
+  for (int i = 0; i < runs.warmup + runs.warm && !g_stop; ++i) {
+    const Clock::time_point start = Clock::now();
+    grpc::ClientContext context;
+    v1::ProbeResponse probe;
+    grpc::Status status = stub.Probe(&context, v1::ProbeRequest(), &probe);
+    if (!status.ok()) {
+      return absl::InternalError(
+          absl::StrCat("Probe: ", status.error_message()));
+    }
+    if (i >= runs.warmup) probe_ms.push_back(MsSince(start));
+  }
+  absl::PrintF("  one unary RPC to the broker (Probe): median %.2f ms\n",
+               Summarize(probe_ms).median);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ExecutableFlag(const std::string& name,
+                                           const std::string& path) {
   char resolved[PATH_MAX];
-  if (path.empty() || realpath(path.c_str(), resolved) == nullptr || access(resolved, X_OK) != 0) {
+  if (path.empty() || realpath(path.c_str(), resolved) == nullptr ||
+      access(resolved, X_OK) != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, ": '", path, "' is not an executable file"));
+        absl::StrCat("--", name, ": '", path, "' is not an executable file"));
   }
   return std::string(resolved);
 }
 
 absl::Status RunBench() {
-  absl::StatusOr<std::string> launcherd = Absolute("launcherd", absl::GetFlag(FLAGS_launcherd));
+  absl::StatusOr<std::string> launcherd =
+      ExecutableFlag("launcherd", absl::GetFlag(FLAGS_launcherd));
   if (!launcherd.ok()) return launcherd.status();
-  absl::StatusOr<std::string> brokerd = Absolute("brokerd", absl::GetFlag(FLAGS_brokerd));
+  absl::StatusOr<std::string> brokerd =
+      ExecutableFlag("brokerd", absl::GetFlag(FLAGS_brokerd));
   if (!brokerd.ok()) return brokerd.status();
-  absl::StatusOr<std::string> sandboxctl = Absolute("sandboxctl", absl::GetFlag(FLAGS_sandboxctl));
+  absl::StatusOr<std::string> sandboxctl =
+      ExecutableFlag("sandboxctl", absl::GetFlag(FLAGS_sandboxctl));
   if (!sandboxctl.ok()) return sandboxctl.status();
-  const int warmup = absl::GetFlag(FLAGS_warmup);
-  const int warm_runs = absl::GetFlag(FLAGS_warm_runs);
-  const int cli_runs = absl::GetFlag(FLAGS_cli_runs);
+  const Runs runs{std::max(0, absl::GetFlag(FLAGS_warmup)),
+                  std::max(1, absl::GetFlag(FLAGS_warm_runs)),
+                  std::max(1, absl::GetFlag(FLAGS_cli_runs))};
 
-  // Sockets under /tmp (short paths); the workdir elsewhere: the launcher refuses binds
-  // that overlap its socket dir.
+  // Sockets under /tmp (short paths); the workdir elsewhere, since the
+  // launcher refuses binds that overlap its socket dir.
   absl::StatusOr<TempDir> sockets = TempDir::Create("/tmp/ccsbench.");
   if (!sockets.ok()) return sockets.status();
-  absl::StatusOr<TempDir> workdir = TempDir::Create("/var/tmp/ccsbench-wd.");
-  if (!workdir.ok()) return workdir.status();
-  const std::string launcher_sock = sockets->path() + "/l.sock";
-  const std::string broker_sock = sockets->path() + "/b.sock";
-  const std::string launcher_log = sockets->path() + "/launcher.log";
-  const std::string broker_log = sockets->path() + "/broker.log";
-  const std::string broker_address = "unix:" + broker_sock;
+  std::optional<TempDir> temp_workdir;
+  std::string workdir = absl::GetFlag(FLAGS_workdir);
+  if (workdir.empty()) {
+    absl::StatusOr<TempDir> created = TempDir::Create("/var/tmp/ccsbench-wd.");
+    if (!created.ok()) return created.status();
+    temp_workdir.emplace(std::move(*created));
+    workdir = temp_workdir->path();
+  } else if (char resolved[PATH_MAX]; realpath(workdir.c_str(), resolved)) {
+    workdir = resolved;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workdir: '", workdir, "' does not exist"));
+  }
+  const std::string dir = sockets->path();
+  const std::string broker_address = "unix:" + dir + "/b.sock";
 
-  absl::StatusOr<Child> launcher = Child::Spawn(
-      {.argv = {*launcherd, "--socket=" + launcher_sock,
-                absl::StrCat("--allowed-uids=", getuid())},
-       .output = launcher_log,
-       .die_with_parent = true});
+  absl::StatusOr<Child> launcher =
+      Child::Spawn({.argv = {*launcherd, "--socket=" + dir + "/l.sock",
+                             absl::StrCat("--allowed-uids=", getuid())},
+                    .output = dir + "/launcher.log",
+                    .die_with_parent = true});
   if (!launcher.ok()) return launcher.status();
-  if (absl::Status up = WaitForSocket(launcher_sock, *launcher, launcher_log); !up.ok()) return up;
-  absl::StatusOr<Child> broker = Child::Spawn(
-      {.argv = {*brokerd, "--listen=" + broker_address, "--launcher=unix:" + launcher_sock},
-       .output = broker_log,
-       .die_with_parent = true});
+  if (absl::Status up =
+          WaitForSocket(dir + "/l.sock", *launcher, dir + "/launcher.log");
+      !up.ok()) {
+    return up;
+  }
+  absl::StatusOr<Child> broker =
+      Child::Spawn({.argv = {*brokerd, "--listen=" + broker_address,
+                             "--launcher=unix:" + dir + "/l.sock"},
+                    .output = dir + "/broker.log",
+                    .die_with_parent = true});
   if (!broker.ok()) return broker.status();
-  if (absl::Status up = WaitForSocket(broker_sock, *broker, broker_log); !up.ok()) return up;
-
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(broker_address, grpc::InsecureChannelCredentials());
-  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
-  {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    context.set_wait_for_ready(true);
-    v1::ProbeResponse probe;
-    grpc::Status status = stub->Probe(&context, v1::ProbeRequest(), &probe);
-    if (!status.ok()) {
-      return absl::UnavailableError(absl::StrCat("broker Probe: ", status.error_message(),
-                                                 "; broker log:\n", Tail(broker_log)));
-    }
-    if (probe.dispatch_backend() != v1::SANDBOX_BACKEND_NATIVE) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the broker would not run natively here (", probe.status_line(),
-          "): comparing with raw bwrap would be meaningless"));
-    }
+  if (absl::Status up =
+          WaitForSocket(dir + "/b.sock", *broker, dir + "/broker.log");
+      !up.ok()) {
+    return up;
   }
 
-  const v1::SandboxSpec spec = BenchSpec(workdir->path(), absl::StrCat("bench-", getpid()));
+  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel(broker_address, grpc::InsecureChannelCredentials()));
+  if (absl::Status native = CheckNativeDispatch(*stub, dir + "/broker.log");
+      !native.ok()) {
+    return native;
+  }
+  const v1::SandboxSpec spec =
+      BenchSpec(workdir, absl::StrCat("bench-", getpid()));
   absl::StatusOr<SpawnOptions> raw = RawBwrapCommand(spec);
   if (!raw.ok()) return raw.status();
-  absl::PrintF("exec_bench: workdir %s, raw command:\n  %s\n\n", workdir->path(),
+  absl::PrintF("exec_bench: raw command:\n  %s\n\n",
                absl::StrJoin(raw->argv, " "));
-  auto run_raw = [&]() { return TimeCommand(*raw); };
 
-  // A: warm path.
-  {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    v1::LaunchRequest launch;
-    *launch.mutable_spec() = spec;
-    launch.set_backend("native");
-    v1::SandboxHandle handle;
-    grpc::Status status = stub->Launch(&context, launch, &handle);
-    if (!status.ok()) return absl::InternalError(absl::StrCat("Launch: ", status.error_message()));
+  if (absl::Status a = FigureWarm(*stub, spec, *raw, runs); !a.ok()) return a;
+  absl::PrintF("\n");
+  const SpawnOptions cli{.argv = {*sandboxctl, "--broker=" + broker_address,
+                                  "run", "--no-filename-denies", "--", "true"},
+                         .cwd = workdir,
+                         .output = dir + "/sandboxctl.out"};
+  if (absl::Status b = FigureCli(cli, *raw, runs); !b.ok()) return b;
+  absl::PrintF("\n");
+  const SpawnOptions probe{
+      .argv = {*sandboxctl, "--broker=unix:" + dir + "/none.sock", "probe"}};
+  if (absl::Status c = FigureStartup(probe, runs); !c.ok()) return c;
+  if (absl::GetFlag(FLAGS_diagnose)) {
+    absl::PrintF("\n");
+    if (absl::Status d = FigureDiagnosis(*stub, *raw, runs); !d.ok()) return d;
   }
-  v1::ExecRequest exec;
-  exec.set_session_id(spec.session_id());
-  exec.add_argv("true");
-  std::vector<ExecTiming> phases;
-  auto run_exec = [&]() -> absl::StatusOr<double> {
-    absl::StatusOr<ExecTiming> timing = TimeExec(*stub, exec);
-    if (!timing.ok()) return timing.status();
-    phases.push_back(*timing);
-    return timing->end;
-  };
-  std::vector<double> warm_ours, warm_raw;
-  absl::Status warm = Alternate(warmup, warm_runs, run_exec, run_raw, warm_ours, warm_raw);
-  {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    v1::SessionRequest destroy;
-    destroy.set_session_id(spec.session_id());
-    v1::SandboxHandle handle;
-    (void)stub->Destroy(&context, destroy, &handle);
-  }
-  if (!warm.ok()) return warm;
-  PrintComparison("A  warm path: Exec([\"true\"]) on one session, one gRPC client, vs raw bwrap",
-                  warm_ours, warm_raw, 1.3);
-  phases.erase(phases.begin(), phases.begin() + std::min<size_t>(warmup, phases.size()));
-  std::vector<double> starting, ready, exit, end;
-  for (const ExecTiming& t : phases) {
-    starting.push_back(t.starting);
-    ready.push_back(t.ready);
-    exit.push_back(t.exit);
-    end.push_back(t.end);
-  }
-  absl::PrintF(
-      "  ours by event (median ms from the call): starting %.2f, ready %.2f, exit %.2f, "
-      "stream end %.2f\n\n",
-      Summarize(starting).median, Summarize(ready).median, Summarize(exit).median,
-      Summarize(end).median);
-
-  // B: CLI path, and C: the CLI's start-up alone.
-  SpawnOptions cli{.argv = {*sandboxctl, "--broker=" + broker_address, "run", "--", "true"},
-                   .cwd = workdir->path(),
-                   .output = sockets->path() + "/sandboxctl.out"};
-  std::vector<double> cli_ours, cli_raw;
-  if (absl::Status s = Alternate(warmup, cli_runs, [&]() { return TimeCommand(cli); }, run_raw,
-                                 cli_ours, cli_raw);
-      !s.ok()) {
-    return s;
-  }
-  PrintComparison("B  CLI path: `sandboxctl run -- true` as a new process, vs raw bwrap", cli_ours,
-                  cli_raw, 2.5);
-
-  const std::string missing = sockets->path() + "/none.sock";
-  SpawnOptions startup{.argv = {*sandboxctl, "--broker=unix:" + missing, "probe"}};
-  std::vector<double> startup_ms;
-  for (int i = 0; i < warmup + cli_runs && !g_stop; ++i) {
-    const Clock::time_point start = Clock::now();
-    absl::StatusOr<Child> child = Child::Spawn(startup);
-    if (!child.ok()) return child.status();
-    (void)child->Wait();  // exits 125: no broker at that socket
-    if (i >= warmup) startup_ms.push_back(MsSince(start));
-  }
-  const Summary s = Summarize(startup_ms);
-  absl::PrintF("\nC  sandboxctl start-up alone (probe, socket missing, no RPC; N=%d)\n",
-               startup_ms.size());
-  absl::PrintF("  median %.2f ms, p90 %.2f ms\n", s.median, s.p90);
   return g_stop ? absl::CancelledError("interrupted") : absl::OkStatus();
 }
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--warm-runs=200] "
-      "[--cli-runs=100] [--warmup=5]");
+      "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH "
+      "[--warm-runs=200] [--cli-runs=100] [--warmup=5] [--diagnose=false] "
+      "[--workdir=DIR]");
   std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());
