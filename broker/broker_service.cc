@@ -75,7 +75,9 @@ BrokerService::BrokerService(BrokerConfig config)
       launcher_channel_(LauncherChannel(config_.launcher_address)),
       launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
-      home_dirs_(CurrentHomeDirs()) {}
+      home_dirs_(CurrentHomeDirs()),
+      native_env_(policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, config_.host_env)),
+      none_env_(policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NONE, config_.host_env)) {}
 
 grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
                                   v1::ProbeResponse* response) {
@@ -114,7 +116,15 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   } else if (!spec.bind_mounts().empty()) {
     SetDetail(*handle, "workingDirectory", spec.bind_mounts(0).host_path());
   }
-  if (absl::Status created = sessions_.Create(spec, *handle); !created.ok()) {
+  // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
+  // for every run of the session.
+  policy::DenyPaths deny;
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+    absl::StatusOr<policy::DenyPaths> resolved = ResolveDenyPaths(spec);
+    if (!resolved.ok()) return ToGrpc(resolved.status());
+    deny = std::move(*resolved);
+  }
+  if (absl::Status created = sessions_.Create(spec, *handle, std::move(deny)); !created.ok()) {
     return ToGrpc(created);
   }
   spdlog::info("session {} launched: backend {} ({})", spec.session_id(),
@@ -125,19 +135,18 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   return grpc::Status::OK;
 }
 
-absl::Status BrokerService::AddDenyPaths(const v1::SandboxSpec& spec, v1::LaunchPlan& plan) {
+absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::SandboxSpec& spec) {
+  absl::StatusOr<policy::Mode> mode = policy::ParseMode(spec.mode());
+  if (!mode.ok()) return mode.status();
   ScanRequest request;
-  request.mounts.assign(plan.mounts().begin(), plan.mounts().end());
+  request.mounts = policy::PlanMounts(spec, *mode);
   request.runner_state_dirs.assign(spec.runner_state_dirs().begin(),
                                    spec.runner_state_dirs().end());
   request.protected_paths.assign(spec.protected_paths().begin(), spec.protected_paths().end());
   request.home_dirs = home_dirs_;
   absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
   if (!scan.ok()) return scan.status();
-  policy::DenyPaths paths = policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
-  for (std::string& p : paths.read) plan.add_deny_read_paths(std::move(p));
-  for (std::string& p : paths.write) plan.add_deny_write_paths(std::move(p));
-  return absl::OkStatus();
+  return policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
 }
 
 std::string BrokerService::NextRunId(const std::string& session_id) {
@@ -161,14 +170,10 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   inputs.backend = start->backend;
   inputs.exec = request;
   inputs.run_id = run_id;
-  inputs.base_env = policy::DefaultEnvironment(start->backend, config_.host_env);
+  inputs.base_env = start->backend == v1::SANDBOX_BACKEND_NATIVE ? native_env_ : none_env_;
+  inputs.deny = std::move(start->deny);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return ToGrpc(plan.status());
-  if (start->backend == v1::SANDBOX_BACKEND_NATIVE) {
-    if (absl::Status added = AddDenyPaths(start->spec, *plan); !added.ok()) {
-      return ToGrpc(added);
-    }
-  }
 
   // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
   if (launcher_channel_->GetState(true) != GRPC_CHANNEL_READY &&

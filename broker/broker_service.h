@@ -47,8 +47,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);
-  // Scans the plan's mounts and adds both deny sets, in both spellings.
-  absl::Status AddDenyPaths(const v1::SandboxSpec& spec, v1::LaunchPlan& plan);
+  // Scans the spec's mounts on the host: both deny sets, in both spellings.
+  absl::StatusOr<policy::DenyPaths> ResolveDenyPaths(const v1::SandboxSpec& spec);
 
   const BrokerConfig config_;
   std::shared_ptr<grpc::Channel> launcher_channel_;
@@ -57,6 +57,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   std::atomic<uint64_t> run_counter_{0};
   const uint64_t run_salt_;
   const std::vector<std::string> home_dirs_;
+  const std::map<std::string, std::string> native_env_;  // base environments, fixed at boot
+  const std::map<std::string, std::string> none_env_;
 };
 
 }  // namespace ccsandbox::broker

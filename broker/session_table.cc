@@ -11,9 +11,10 @@ absl::Status NotFound(const std::string& id) {
 
 }  // namespace
 
-absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle) {
+absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
+                                  policy::DenyPaths deny) {
   absl::MutexLock lock(&mu_);
-  if (!sessions_.emplace(spec.session_id(), Session{spec, handle, {}}).second) {
+  if (!sessions_.emplace(spec.session_id(), Session{spec, handle, {}, std::move(deny)}).second) {
     return absl::AlreadyExistsError(
         absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));
   }
@@ -41,7 +42,7 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string&
   if (it == sessions_.end()) return NotFound(session_id);
   it->second.runs.insert(run_id);
   it->second.handle.set_state(v1::SANDBOX_STATE_ACTIVE);
-  return RunStart{it->second.spec, it->second.handle.backend()};
+  return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny};
 }
 
 void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {

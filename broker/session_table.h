@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "policy/deny_sets.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker {
@@ -19,10 +20,12 @@ class SessionTable {
   struct RunStart {
     v1::SandboxSpec spec;
     v1::SandboxBackend backend;
+    policy::DenyPaths deny;
   };
 
-  // ALREADY_EXISTS when the session id is taken.
-  absl::Status Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle);
+  // ALREADY_EXISTS when the session id is taken. `deny` is fixed at Launch.
+  absl::Status Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
+                      policy::DenyPaths deny = {});
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
   std::vector<v1::SandboxHandle> List() const;
@@ -41,6 +44,7 @@ class SessionTable {
     v1::SandboxSpec spec;
     v1::SandboxHandle handle;
     std::set<std::string> runs;
+    policy::DenyPaths deny;
   };
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);

@@ -33,6 +33,28 @@ std::map<std::string, std::string> DefaultEnvironment(
   return env;
 }
 
+std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode) {
+  std::vector<v1::PlanMount> mounts;
+  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    v1::PlanMount& mount = mounts.emplace_back();
+    mount.set_host_path(bind.host_path());
+    mount.set_guest_path(bind.guest_path().empty() ? bind.host_path() : bind.guest_path());
+    mount.set_read_only(bind.read_only() || ModeIsReadOnly(mode));
+  }
+  for (const std::string& dir : spec.runner_state_dirs()) {
+    v1::PlanMount& mount = mounts.emplace_back();
+    mount.set_host_path(dir);
+    mount.set_guest_path(dir);
+    mount.set_read_only(false);
+  }
+  // bwrap applies mounts in order: a parent mounted after its child would hide the child.
+  std::stable_sort(mounts.begin(), mounts.end(),
+                   [](const v1::PlanMount& a, const v1::PlanMount& b) {
+                     return PathDepth(a.guest_path()) < PathDepth(b.guest_path());
+                   });
+  return mounts;
+}
+
 absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& in) {
   const v1::SandboxSpec& spec = *in.spec;
   const v1::ExecRequest& exec = *in.exec;
@@ -51,23 +73,9 @@ absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& in) {
   plan.set_run_id(in.run_id);
   plan.set_session_id(spec.session_id());
   plan.set_backend(in.backend);
-  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
-    v1::PlanMount* mount = plan.add_mounts();
-    mount->set_host_path(bind.host_path());
-    mount->set_guest_path(bind.guest_path().empty() ? bind.host_path() : bind.guest_path());
-    mount->set_read_only(bind.read_only() || ModeIsReadOnly(*mode));
-  }
-  for (const std::string& dir : spec.runner_state_dirs()) {
-    v1::PlanMount* mount = plan.add_mounts();
-    mount->set_host_path(dir);
-    mount->set_guest_path(dir);
-    mount->set_read_only(false);
-  }
-  // bwrap applies mounts in order: a parent mounted after its child would hide the child.
-  std::stable_sort(plan.mutable_mounts()->begin(), plan.mutable_mounts()->end(),
-                   [](const v1::PlanMount& a, const v1::PlanMount& b) {
-                     return PathDepth(a.guest_path()) < PathDepth(b.guest_path());
-                   });
+  for (v1::PlanMount& mount : PlanMounts(spec, *mode)) *plan.add_mounts() = std::move(mount);
+  for (const std::string& path : in.deny.read) plan.add_deny_read_paths(path);
+  for (const std::string& path : in.deny.write) plan.add_deny_write_paths(path);
 
   plan.mutable_argv()->CopyFrom(exec.argv());
   for (const auto& [name, value] : in.base_env) (*plan.mutable_env())[name] = value;

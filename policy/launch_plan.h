@@ -7,6 +7,8 @@
 
 #include "absl/status/statusor.h"
 #include "proto/launcher.pb.h"
+#include "policy/deny_sets.h"
+#include "policy/spec_validation.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::policy {
@@ -18,7 +20,13 @@ struct PlanInputs {
   std::string run_id;
   // Base environment before the request's own variables (see DefaultEnvironment).
   std::map<std::string, std::string> base_env;
+  // The session's deny sets (resolved at Launch, see ResolveDenyPaths).
+  DenyPaths deny;
 };
+
+// The spec's mounts: bindMounts (read-only in review/plan/orchestrate), then
+// runnerStateDirs (writable in every mode), parents before children.
+std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode);
 
 // Environment every command starts from: a fixed PATH, LANG, TMPDIR and HOME, plus the
 // few identity and locale variables copied from `host_env`. Nothing else of the caller's
