@@ -184,6 +184,7 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   SuperviseOptions options;
   options.stdin_data = plan->stdin();
   options.timeout = std::chrono::milliseconds(plan->timeout_ms());
+  options.report_violations = plan->backend() == v1::SANDBOX_BACKEND_NATIVE;
   RunOutcome outcome = Supervise(**process, **control, options, sink);
   spdlog::info("run {} ended: {}", plan->run_id(),
                outcome == RunOutcome::kExited   ? "exited"

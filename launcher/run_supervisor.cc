@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "policy/violation_parser.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -35,6 +36,14 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
   bool exited = false;
   int wait_status = 0;
   std::string buffer(kChunk, '\0');
+  policy::ViolationScanner scanner;
+  auto emit_violations = [&](std::vector<v1::SandboxViolation> found) {
+    for (v1::SandboxViolation& violation : found) {
+      v1::SandboxEvent event;
+      *event.mutable_violation() = std::move(violation);
+      if (!cancelled) sink.Emit(event);
+    }
+  };
 
   auto kill_group = [&](int sig, std::string reason) {
     if (!kill.has_value()) kill = RunControl::SignalRequest{sig, std::move(reason)};
@@ -97,8 +106,16 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
             cancelled = true;
             kill_group(SIGKILL, "the receiver went away");
           }
+          if (!is_out && options.report_violations) {
+            emit_violations(scanner.Feed(absl::string_view(buffer.data(), got)));
+          }
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          is_out ? process.CloseStdout() : process.CloseStderr();
+          if (is_out) {
+            process.CloseStdout();
+          } else {
+            process.CloseStderr();
+            if (options.report_violations) emit_violations(scanner.Finish());
+          }
         }
       } else if (fd == process.stdin_fd()) {
         ssize_t put = write(fd, pending_stdin.data() + stdin_off, pending_stdin.size() - stdin_off);
@@ -118,7 +135,10 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
     }
     if (drain_deadline && Clock::now() >= *drain_deadline) {
       process.CloseStdout();
-      process.CloseStderr();
+      if (process.stderr_fd() >= 0) {
+        process.CloseStderr();
+        if (options.report_violations) emit_violations(scanner.Finish());
+      }
     }
   }
 

@@ -28,12 +28,15 @@ struct SuperviseOptions {
   std::chrono::milliseconds timeout{0};  // 0 = none
   // After the command exits, how long to keep draining output still held open elsewhere.
   std::chrono::milliseconds drain_limit{2000};
+  // Parse stderr for denials and emit a violation event after each stderr event that
+  // reports one (native sandboxes only: unwrapped there is nothing to observe).
+  bool report_violations = false;
 };
 
 enum class RunOutcome { kExited, kKilled, kCancelled };
 
-// Emits stdout / stderr events, then exactly one exit or killed event unless the receiver
-// cancelled. Returns when the process is reaped and its process group signalled.
+// Emits stdout / stderr (and violation) events, then exactly one exit or killed event
+// unless the receiver cancelled. Returns when the process is reaped and its process group signalled.
 RunOutcome Supervise(SandboxProcess& process, RunControl& control,
                      const SuperviseOptions& options, EventSink& sink);
 

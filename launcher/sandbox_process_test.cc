@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -137,6 +138,29 @@ TEST(SandboxProcess, CancellationEmitsNothingFinal) {
   EXPECT_EQ(Supervise(**process, **control, {}, sink), RunOutcome::kCancelled);
   EXPECT_TRUE(sink.events.empty());
   EXPECT_FALSE(ProcessAlive(pid));
+}
+
+TEST(SandboxProcess, ReportsViolationsAfterTheStderrThatShowsThem) {
+  SuperviseOptions options;
+  options.report_violations = true;
+  Result r = RunToEnd(Sh("echo fine >&2; printf \"touch: cannot touch '/etc/x': Read-only \" >&2; "
+                         "echo 'file system' >&2; echo out"),
+                      options);
+  std::vector<std::string> kinds;
+  for (const auto& e : r.sink.events) {
+    if (e.has_violation()) {
+      EXPECT_EQ(e.violation().action(), "file-write*");
+      EXPECT_EQ(e.violation().target(), "/etc/x");
+      EXPECT_EQ(e.violation().raw(), "touch: cannot touch '/etc/x': Read-only file system");
+    }
+    kinds.push_back(e.has_violation() ? "violation" : e.has_stderr() ? "stderr" : "other");
+  }
+  ASSERT_EQ(std::count(kinds.begin(), kinds.end(), "violation"), 1);
+  auto v = std::find(kinds.begin(), kinds.end(), "violation");
+  EXPECT_NE(std::find(kinds.begin(), v, "stderr"), v);  // stderr came first
+  options.report_violations = false;
+  Result quiet = RunToEnd(Sh("echo \"cat: /x: Permission denied\" >&2"), options);
+  for (const auto& e : quiet.sink.events) EXPECT_FALSE(e.has_violation());
 }
 
 TEST(SandboxProcess, ExecFailureIsAStatus) {

@@ -106,6 +106,21 @@ TEST(SandboxctlRun, JsonPrintsOneEventPerLineInOrder) {
   }
 }
 
+TEST(SandboxctlRun, DenialsBecomeViolationEventsAndTheOutputIsUnchanged) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  ProgramResult r = d->Sandboxctl({"run", kWeaker, "--", "sh", "-c", "touch /etc/planted"}, work);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "touch: cannot touch '/etc/planted': Read-only file system\n"))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "sandbox: violation file-write* /etc/planted\n")) << r.err;
+  ProgramResult json =
+      d->Sandboxctl({"run", kWeaker, "--json", "--", "cat", "/etc/shadow"}, work);
+  EXPECT_TRUE(absl::StrContains(json.out, R"("violation":{"action":"file-read*","target":"/etc/shadow")"))
+      << json.out;
+}
+
 TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
   auto d = MustStart({.sandbox_flag = "off"});
   ASSERT_NE(d, nullptr);
