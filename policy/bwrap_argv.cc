@@ -45,6 +45,15 @@ std::string Parent(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// True when a directory on the way to `path` is a symlink: bwrap would follow it, possibly
+// out of the sandbox's view. Such a spelling is left to its resolved twin.
+bool ThroughSymlink(const std::string& path, const HostView& host) {
+  for (std::string a = Parent(path); a != "/"; a = Parent(a)) {
+    if (host.KindOf(a) == HostView::Kind::kSymlink) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> DefaultSystemRoDirs() {
@@ -99,7 +108,7 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   // there) or /dev/null over files.
   std::vector<std::string> hidden;
   for (const std::string& path : plan.deny_read_paths()) {
-    if (IsGlob(path) || table.Containing(path) == nullptr) continue;
+    if (IsGlob(path) || table.Containing(path) == nullptr || ThroughSymlink(path, host)) continue;
     switch (host.KindOf(path)) {
       case HostView::Kind::kDirectory:
         deny_ops.push_back({path, {"--tmpfs", path, "--remount-ro", path}});
@@ -131,7 +140,9 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
                    });
   std::set<std::string> done;
   for (const std::string& path : deny_write) {
-    if (IsGlob(path) || is_hidden(path) || done.count(path) > 0) continue;
+    if (IsGlob(path) || is_hidden(path) || done.count(path) > 0 || ThroughSymlink(path, host)) {
+      continue;
+    }
     const Mount* mount = table.Containing(path);
     if (mount == nullptr || !mount->writable) continue;  // invisible, or read-only already
     const HostView::Kind kind = host.KindOf(path);
