@@ -109,7 +109,7 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
           "bwrap not found on PATH; install: apt-get install bubblewrap socat");
     }
     // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
-    absl::StatusOr<UniqueFd> bpf = ExportSeccompBaseline();
+    absl::StatusOr<UniqueFd> bpf = SealedProgramFd(config_.seccomp_program);
     if (!bpf.ok()) {
       return absl::InternalError(
           absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));

@@ -20,6 +20,7 @@ struct LauncherConfig {
   std::string socket_dir;   // never mountable into a sandbox
   std::string bwrap_path;   // empty when bwrap was not found
   std::vector<std::string> system_ro_dirs;
+  std::string seccomp_program;  // compiled once at start-up (SeccompBaselineProgram)
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot

@@ -23,6 +23,7 @@
 #include "launcher/dashed_flags.h"
 #include "launcher/launcher_service.h"
 #include "launcher/peer_listener.h"
+#include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
 #include "spdlog/spdlog.h"
 
@@ -101,6 +102,14 @@ int Main(int argc, char** argv) {
     spdlog::warn("bwrap not found on PATH: native plans will be refused "
                  "(install: apt-get install bubblewrap socat)");
   }
+
+  // Every native run gets the seccomp baseline: no filter, no launcher.
+  absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
+  if (!seccomp.ok()) {
+    spdlog::critical("{}", std::string(seccomp.status().message()));
+    return 1;
+  }
+  config.seccomp_program = std::move(*seccomp);
 
   // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
   // by a dedicated thread for an orderly shutdown.

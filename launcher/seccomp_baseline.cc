@@ -191,4 +191,40 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
   return fd;
 }
 
+absl::StatusOr<std::string> SeccompBaselineProgram() {
+  absl::StatusOr<UniqueFd> fd = ExportSeccompBaseline();
+  if (!fd.ok()) return fd.status();
+  std::string program;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd->get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::InternalError(absl::StrCat("seccomp baseline: read: ", strerror(errno)));
+    }
+    if (n == 0) break;
+    program.append(buf, n);
+  }
+  return program;
+}
+
+absl::StatusOr<UniqueFd> SealedProgramFd(const std::string& program) {
+  if (program.empty() || program.size() % sizeof(sock_filter) != 0) {
+    return absl::InvalidArgumentError("seccomp program: bad size");
+  }
+  UniqueFd fd(memfd_create("ccsandbox-seccomp-baseline", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) {
+    return absl::InternalError(absl::StrCat("seccomp program: memfd_create: ", strerror(errno)));
+  }
+  if (pwrite(fd.get(), program.data(), program.size(), 0) !=
+      static_cast<ssize_t>(program.size())) {
+    return absl::InternalError(absl::StrCat("seccomp program: write: ", strerror(errno)));
+  }
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+      0) {
+    return absl::InternalError(absl::StrCat("seccomp program: sealing: ", strerror(errno)));
+  }
+  return fd;
+}
+
 }  // namespace ccsandbox::launcher

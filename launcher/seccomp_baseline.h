@@ -21,6 +21,8 @@
 #ifndef CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 #define CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "launcher/unique_fd.h"
 
@@ -29,6 +31,11 @@ namespace ccsandbox::launcher {
 // Compiles the baseline with libseccomp; returns the program (an array of
 // `struct sock_filter`) in a sealed, close-on-exec memfd at offset 0.
 absl::StatusOr<UniqueFd> ExportSeccompBaseline();
+
+// The same program's bytes, compiled once (the launcher does it at start-up and refuses
+// to start without it), and a fresh sealed memfd holding them for each bwrap run.
+absl::StatusOr<std::string> SeccompBaselineProgram();
+absl::StatusOr<UniqueFd> SealedProgramFd(const std::string& program);
 
 }  // namespace ccsandbox::launcher
 

@@ -778,3 +778,24 @@ TEST(SeccompBaselineBwrapTest, ReusedFdFailsClosed) {
 
 }  // namespace
 }  // namespace ccsandbox::launcher
+
+namespace ccsandbox::launcher {
+namespace {
+
+TEST(SealedProgramFd, HoldsTheCompiledProgramSealed) {
+  absl::StatusOr<std::string> program = SeccompBaselineProgram();
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<UniqueFd> fd = SealedProgramFd(*program);
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::string read_back(program->size() + 1, '\0');
+  EXPECT_EQ(pread(fd->get(), read_back.data(), read_back.size(), 0),
+            static_cast<ssize_t>(program->size()));
+  read_back.resize(program->size());
+  EXPECT_EQ(read_back, *program);
+  EXPECT_EQ(pwrite(fd->get(), "x", 1, 0), -1);  // sealed against writes
+  EXPECT_FALSE(SealedProgramFd("").ok());
+  EXPECT_FALSE(SealedProgramFd("1234567").ok());
+}
+
+}  // namespace
+}  // namespace ccsandbox::launcher

@@ -363,8 +363,7 @@ absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
       policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return plan.status();
-  // The deny paths the broker adds to every native plan
-  // (BrokerService::AddDenyPaths).
+  // The deny paths the broker resolves at Launch (BrokerService::ResolveDenyPaths).
   broker::ScanRequest scan_request;
   scan_request.mounts.assign(plan->mounts().begin(), plan->mounts().end());
   scan_request.home_dirs = broker::CurrentHomeDirs();
