@@ -1,0 +1,55 @@
+// Inside the sandbox's network namespace: relays each TCP connection accepted on a loopback
+// port to a Unix socket bound in from the host (the session's proxy), all on one Asio event
+// loop — no process or thread per connection (a fork-per-connection bridge caps at a few
+// hundred connections a second on these machines).
+//
+//   asio::io_context io;
+//   auto bridge = NetBridge::Create(io, {{"127.0.0.1", 3128, "/run/ccsandbox/http.sock"}});
+//   (*bridge)->Start();  io.run();
+#ifndef CCSANDBOX_LAUNCHER_NET_BRIDGE_H_
+#define CCSANDBOX_LAUNCHER_NET_BRIDGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "asio.hpp"
+
+namespace ccsandbox::launcher {
+
+struct BridgeRoute {
+  std::string listen_address;  // a loopback address, e.g. 127.0.0.1
+  uint16_t listen_port = 0;    // 0 picks one (see ports())
+  std::string unix_path;       // where each connection is relayed to
+};
+
+// Parses "ADDRESS:PORT=UNIX_PATH" (IPv6 as "[::1]:PORT=...").
+absl::StatusOr<BridgeRoute> ParseBridgeRoute(const std::string& text);
+
+class NetBridge {
+ public:
+  // Binds and listens on every route now, so connections made before the loop runs wait in
+  // the backlog instead of failing.
+  static absl::StatusOr<std::unique_ptr<NetBridge>> Create(asio::io_context& io,
+                                                           const std::vector<BridgeRoute>& routes);
+  void Start();
+  // The bound ports, in route order.
+  std::vector<uint16_t> ports() const;
+
+ private:
+  struct Listener {
+    asio::ip::tcp::acceptor acceptor;
+    std::string unix_path;
+  };
+  explicit NetBridge(asio::io_context& io) : io_(io) {}
+  void Accept(Listener& listener);
+
+  asio::io_context& io_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+};
+
+}  // namespace ccsandbox::launcher
+
+#endif  // CCSANDBOX_LAUNCHER_NET_BRIDGE_H_
