@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "launcher/run_supervisor.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
+#include "policy/egress_wiring.h"
 #include "policy/env_scrub.h"
 #include "policy/plan_validation.h"
 #include "proto/grpc_status.h"
@@ -99,6 +101,17 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     spdlog::info("run {}: scrubbed from the environment: {}", plan.run_id(),
                  absl::StrJoin(removed, ", "));
   }
+  if (plan.has_egress()) {
+    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket()}) {
+      struct stat st;
+      if (lstat(path->c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("egress: '", *path, "' is not the session proxy's socket"));
+      }
+    }
+    // Set after scrubbing: GIT_SSH_COMMAND is scrubbed from callers, ours routes ssh out.
+    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
+  }
   ProcessSpec spec;
   spec.identity = *identity;
   for (const auto& [name, value] : env) spec.envp.push_back(absl::StrCat(name, "=", value));
@@ -116,7 +129,8 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     }
     seccomp = std::move(*bpf);
     spec.inherit_fds.push_back(seccomp.get());
-    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, seccomp.get()};
+    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, seccomp.get(),
+                              config_.shim_path};
     absl::StatusOr<std::vector<std::string>> argv =
         policy::RenderBwrapArgv(plan, bwrap, RealHostView());
     if (!argv.ok()) return argv.status();

@@ -21,6 +21,7 @@ struct LauncherConfig {
   std::string bwrap_path;   // empty when bwrap was not found
   std::vector<std::string> system_ro_dirs;
   std::string seccomp_program;  // compiled once at start-up (SeccompBaselineProgram)
+  std::string shim_path;        // sandbox_shim, bound into sandboxes that have egress
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot

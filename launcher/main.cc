@@ -33,6 +33,8 @@ ABSL_FLAG(std::string, system_ro_dirs, "",
           "comma-separated read-only system base for native sandboxes "
           "(default /usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc)");
 ABSL_FLAG(std::string, bwrap, "", "bwrap binary (default: searched on PATH)");
+ABSL_FLAG(std::string, shim, "",
+          "sandbox_shim binary bound into sandboxes with egress (default: beside this binary)");
 
 namespace ccsandbox::launcher {
 namespace {
@@ -101,6 +103,19 @@ int Main(int argc, char** argv) {
   if (config.bwrap_path.empty()) {
     spdlog::warn("bwrap not found on PATH: native plans will be refused "
                  "(install: apt-get install bubblewrap socat)");
+  }
+
+  config.shim_path = absl::GetFlag(FLAGS_shim);
+  if (config.shim_path.empty()) {
+    if (char self[PATH_MAX]; realpath("/proc/self/exe", self) != nullptr) {
+      const std::string dir = std::string(self).substr(0, std::string(self).rfind('/'));
+      config.shim_path = dir + "/sandbox_shim";
+    }
+  }
+  if (access(config.shim_path.c_str(), X_OK) != 0) {
+    spdlog::warn("sandbox_shim not found at '{}': plans with egress will be refused",
+                 config.shim_path);
+    config.shim_path.clear();
   }
 
   // Every native run gets the seccomp baseline: no filter, no launcher.

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "policy/egress_wiring.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::policy {
@@ -167,7 +168,22 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   });
   for (const DenyOp& deny : deny_ops) argv.insert(argv.end(), deny.args.begin(), deny.args.end());
 
+  // Egress: the only way out of the empty network namespace is the session's proxies.
+  if (plan.has_egress()) {
+    if (config.shim_path.empty()) {
+      return absl::FailedPreconditionError("egress: the launcher has no sandbox_shim to bridge with");
+    }
+    op({"--ro-bind", plan.egress().http_socket(), kSandboxHttpSocket});
+    op({"--ro-bind", plan.egress().socks_socket(), kSandboxSocksSocket});
+    op({"--ro-bind", config.shim_path, kSandboxShimPath});
+  }
+
   op({"--chdir", plan.workdir(), "--"});
+  if (plan.has_egress()) {
+    argv.push_back(kSandboxShimPath);
+    for (std::string& arg : EgressBridgeArgs()) argv.push_back(std::move(arg));
+    argv.push_back("--");
+  }
   argv.insert(argv.end(), plan.argv().begin(), plan.argv().end());
   return argv;
 }

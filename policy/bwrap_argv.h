@@ -6,7 +6,8 @@
 //         <binds, parents first>
 //         <deny-read: empty read-only dir or /dev/null over each secret under a mount>
 //         <deny-write: each ancestor pinned as a mount point, the path itself read-only>
-//         --chdir <workdir> -- <argv...>
+//         [<egress: proxy sockets and the shim bound in read-only>]
+//         --chdir <workdir> -- [<shim --bridge=... -->] <argv...>
 //
 // Deny paths outside every mount are invisible anyway and produce no operation; deny-write
 // paths under a read-only mount are read-only already. A path under a hidden secret is
@@ -30,6 +31,8 @@ struct BwrapConfig {
   std::vector<std::string> system_ro_dirs;
   // The fd number bwrap reads the seccomp BPF program from, when there is one.
   std::optional<int> seccomp_fd;
+  // The sandbox_shim binary on the host; bound in read-only when a plan needs it (egress).
+  std::string shim_path;
 };
 
 // The launcher's default system base: /usr, /bin, /sbin, /lib*, /etc.

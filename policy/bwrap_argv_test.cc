@@ -185,6 +185,30 @@ TEST(RenderBwrapArgv, DenySetsTable) {
   }
 }
 
+TEST(RenderBwrapArgv, EgressBindsTheProxySocketsAndWrapsTheCommandInTheShim) {
+  FakeHost host;
+  v1::LaunchPlan plan = Plan({{"/w", false}});
+  plan.mutable_egress()->set_http_socket("/run/b/s1/http.sock");
+  plan.mutable_egress()->set_socks_socket("/run/b/s1/socks.sock");
+  BwrapConfig config;
+  config.shim_path = "/usr/lib/ccsandbox/sandbox_shim";
+  absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  const std::string got = absl::StrJoin(*argv, " ");
+  EXPECT_NE(got.find("--bind /w /w "
+                     "--ro-bind /run/b/s1/http.sock /run/ccsandbox/http.sock "
+                     "--ro-bind /run/b/s1/socks.sock /run/ccsandbox/socks.sock "
+                     "--ro-bind /usr/lib/ccsandbox/sandbox_shim /run/ccsandbox/shim "
+                     "--chdir /w -- /run/ccsandbox/shim "
+                     "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock "
+                     "--bridge=127.0.0.1:1080=/run/ccsandbox/socks.sock -- true"),
+            std::string::npos)
+      << got;
+  config.shim_path.clear();
+  EXPECT_EQ(RenderBwrapArgv(plan, config, host).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(RenderBwrapArgv, RefusesNonNativePlans) {
   FakeHost host;
   v1::LaunchPlan plan;

@@ -47,6 +47,16 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
       }
     }
   }
+  if (plan.has_egress()) {
+    if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("egress: only native plans route through proxies");
+    }
+    for (const auto& [field, path] :
+         {std::pair{"egress.httpSocket", &plan.egress().http_socket()},
+          std::pair{"egress.socksSocket", &plan.egress().socks_socket()}}) {
+      if (absl::Status s = CheckNormalizedAbsolute(field, *path); !s.ok()) return s;
+    }
+  }
   return CheckNormalizedAbsolute("workdir", plan.workdir());
 }
 

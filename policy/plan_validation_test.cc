@@ -58,6 +58,19 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
       {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
        "denyWritePaths[0]"},
       {"workdir", [](v1::LaunchPlan& p) { p.set_workdir("rel"); }, "workdir"},
+      {"egress socket",
+       [](v1::LaunchPlan& p) {
+         p.mutable_egress()->set_http_socket("http.sock");
+         p.mutable_egress()->set_socks_socket("/s/socks.sock");
+       },
+       "egress.httpSocket"},
+      {"egress on none",
+       [](v1::LaunchPlan& p) {
+         p.set_backend(v1::SANDBOX_BACKEND_NONE);
+         p.mutable_egress()->set_http_socket("/s/http.sock");
+         p.mutable_egress()->set_socks_socket("/s/socks.sock");
+       },
+       "egress"},
   };
   for (const Case& c : cases) {
     v1::LaunchPlan plan = GoodPlan();
