@@ -187,14 +187,32 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   CancelPropagator propagate(context, &launcher_context);
   std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
       launcher_->Run(&launcher_context, *plan);
+  // The run's own events and the session's (proxy refusals) share the stream.
+  absl::Mutex write_mu;
+  auto write = [&](v1::SandboxEvent& event) {
+    event.set_session_id(request->session_id());
+    event.set_backend(start->backend);  // the session's actual backend labels every event
+    absl::MutexLock lock(&write_mu);
+    return writer->Write(event);
+  };
+  const uint64_t subscription = events_.Subscribe(
+      request->session_id(), [&write](const v1::SandboxEvent& event) {
+        v1::SandboxEvent copy = event;
+        write(copy);
+      });
+  struct Unsubscribe {
+    SessionEvents& events;
+    const std::string& session;
+    uint64_t token;
+    ~Unsubscribe() { events.Unsubscribe(session, token); }
+  } unsubscribe{events_, request->session_id(), subscription};
+
   v1::SandboxEvent event;
   bool started = false, ended = false, client_gone = false;
   while (reader->Read(&event)) {
-    event.set_session_id(request->session_id());
-    event.set_backend(start->backend);  // the session's actual backend labels every event
     started = started || event.has_starting();
     ended = ended || event.has_exit() || event.has_killed();
-    if (!client_gone && !writer->Write(event)) {
+    if (!client_gone && !write(event)) {
       client_gone = true;
       launcher_context.TryCancel();
     }
@@ -208,12 +226,10 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
        status.error_code() == grpc::StatusCode::CANCELLED)) {
     // The launcher went away mid-run (restart or crash): its sandboxes die with it.
     v1::SandboxEvent killed;
-    killed.set_session_id(request->session_id());
-    killed.set_backend(start->backend);
     killed.mutable_killed()->set_reason(
         absl::StrCat("launcher connection lost: ", status.error_message()));
     killed.mutable_killed()->set_signal(SIGKILL);
-    writer->Write(killed);
+    write(killed);
     spdlog::warn("run {}: launcher connection lost mid-run", run_id);
     return grpc::Status::OK;
   }

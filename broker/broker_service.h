@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "broker/session_events.h"
 #include "broker/session_table.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/backend.h"
@@ -54,6 +55,7 @@ class BrokerService final : public v1::SandboxBroker::Service {
   std::shared_ptr<grpc::Channel> launcher_channel_;
   std::unique_ptr<v1::SandboxLauncher::Stub> launcher_;
   SessionTable sessions_;
+  SessionEvents events_;
   std::atomic<uint64_t> run_counter_{0};
   const uint64_t run_salt_;
   const std::vector<std::string> home_dirs_;
