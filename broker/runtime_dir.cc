@@ -1,0 +1,78 @@
+#include "broker/runtime_dir.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "policy/paths.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+// A socket path must fit sockaddr_un (108 bytes) with room for "/socks.sock".
+constexpr size_t kMaxRootLength = 80;
+
+}  // namespace
+
+std::string RuntimeDir::DefaultRoot() {
+  const char* xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg != nullptr && xdg[0] == '/') return absl::StrCat(xdg, "/ccsandbox-broker");
+  return absl::StrCat("/tmp/ccsandbox-broker-", getuid());
+}
+
+absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& root) {
+  if (absl::Status s = policy::CheckNormalizedAbsolute("--runtime-dir", root); !s.ok()) return s;
+  if (root.size() > kMaxRootLength) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--runtime-dir: '", root, "' is longer than ", kMaxRootLength,
+        " bytes; session socket paths must fit in 108"));
+  }
+  struct stat st;
+  if (lstat(root.c_str(), &st) == 0) {
+    // Never follow or adopt something another user prepared for us.
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--runtime-dir: '", root, "' exists and is not a directory owned by uid ", geteuid()));
+    }
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+      std::filesystem::remove_all(entry.path(), error);
+    }
+    chmod(root.c_str(), 0700);
+  } else if (mkdir(root.c_str(), 0700) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--runtime-dir: cannot create '", root, "': ", strerror(errno)));
+  }
+  if (mkdir((root + "/s").c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(absl::StrCat("--runtime-dir: ", strerror(errno)));
+  }
+  return std::unique_ptr<RuntimeDir>(new RuntimeDir(root));
+}
+
+RuntimeDir::~RuntimeDir() {
+  std::error_code error;
+  std::filesystem::remove_all(root_, error);
+}
+
+absl::StatusOr<std::string> RuntimeDir::CreateSessionDir() {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::string dir = absl::StrCat(root_, "/s/", next_++);
+    if (mkdir(dir.c_str(), 0700) == 0) return dir;
+    if (errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("cannot create '", dir, "': ", strerror(errno)));
+    }
+  }
+  return absl::InternalError("cannot create a session directory");
+}
+
+void RuntimeDir::RemoveSessionDir(const std::string& dir) {
+  if (!policy::IsUnderOrEqual(dir, root_ + "/s") || dir == root_ + "/s") return;
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+}
+
+}  // namespace ccsandbox::broker
