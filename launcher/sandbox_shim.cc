@@ -1,11 +1,18 @@
 // sandbox_shim: runs inside the sandbox, between bwrap and the command.
 //
-//   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...] -- CMD [ARGS...]
+//   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
+//                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]] -- CMD [ARGS...]
 //
 // Starts the network bridges (listening before the command runs), runs the command as its
 // child, relays until the command exits, and exits with the command's status (128+signal
 // when it was killed), so bwrap reports it unchanged. Everything the command leaves behind
 // dies with the sandbox's PID namespace.
+//
+// With --create-guard, the child applies create-time enforcement of the filename-pattern
+// denies before exec (create_guard_shim.h: Landlock, the create filter, the notify fd sent
+// to the launcher over FD). The shim itself stays outside both layers: it only bridges.
+// If the guard cannot be applied the command is not run (exit 126).
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +23,7 @@
 #include <vector>
 
 #include "asio.hpp"
+#include "launcher/create_guard_shim.h"
 #include "launcher/net_bridge.h"
 
 namespace ccsandbox::launcher {
@@ -28,6 +36,7 @@ int Fail(const std::string& message) {
 
 int Main(int argc, char** argv) {
   std::vector<BridgeRoute> routes;
+  CreateGuardShimConfig guard;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -41,9 +50,20 @@ int Main(int argc, char** argv) {
       routes.push_back(*route);
       continue;
     }
-    return Fail("unknown argument '" + arg + "' (usage: sandbox_shim [--bridge=...] -- CMD)");
+    absl::StatusOr<bool> guard_arg = ParseCreateGuardArg(arg, guard);
+    if (!guard_arg.ok()) return Fail(std::string(guard_arg.status().message()));
+    if (*guard_arg) continue;
+    return Fail("unknown argument '" + arg +
+                "' (usage: sandbox_shim [--bridge=...] [--create-guard=FD ...] -- CMD)");
   }
   if (i >= argc) return Fail("no command given");
+  if (guard.channel_fd < 0 && (!guard.free_dirs.empty() || !guard.writable_dirs.empty())) {
+    return Fail("--free-create and --writable need --create-guard");
+  }
+  // Nothing but the guarded child may hold the channel, and the command never does.
+  if (guard.channel_fd >= 0 && fcntl(guard.channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    return Fail("--create-guard: fd " + std::to_string(guard.channel_fd) + " is not open");
+  }
 
   asio::io_context io;
   absl::StatusOr<std::unique_ptr<NetBridge>> bridge = NetBridge::Create(io, routes);
@@ -57,10 +77,17 @@ int Main(int argc, char** argv) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGCHLD, SIG_DFL);
+    if (guard.channel_fd >= 0) {
+      if (absl::Status applied = ApplyCreateGuard(guard); !applied.ok()) {
+        fprintf(stderr, "sandbox_shim: %s\n", std::string(applied.message()).c_str());
+        _exit(126);
+      }
+    }
     execvp(argv[i], argv + i);
     fprintf(stderr, "sandbox_shim: cannot run %s: %s\n", argv[i], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
   }
+  if (guard.channel_fd >= 0) close(guard.channel_fd);
 
   int status = 0;
   std::function<void(const asio::error_code&, int)> on_child;

@@ -1,0 +1,269 @@
+#include "proxy/http_proxy.h"
+
+#include <array>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "asio/write.hpp"
+#include "policy/egress_host.h"
+#include "proxy/credentials.h"
+#include "proxy/http_forward.h"
+#include "proxy/tunnel.h"
+
+namespace ccsandbox::proxy {
+namespace {
+
+constexpr size_t kReadChunk = 4096;
+
+absl::string_view StatusText(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 407:
+      return "Proxy Authentication Required";
+    case 408:
+      return "Request Timeout";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 502:
+      return "Bad Gateway";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
+  }
+}
+
+// A reason goes into a header: printable ASCII only, bounded.
+std::string HeaderSafe(absl::string_view reason) {
+  std::string out;
+  for (char c : reason.substr(0, 512)) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
+  }
+  return out;
+}
+
+}  // namespace
+
+HttpProxyConnection::HttpProxyConnection(std::shared_ptr<SessionState> state,
+                                         asio::ip::tcp::socket client)
+    : SessionChild(state), client_(std::move(client)), timer_(state->context()) {}
+
+void HttpProxyConnection::Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client) {
+  auto connection = std::make_shared<HttpProxyConnection>(state, std::move(client));
+  state->Register(connection);
+  connection->Begin();
+}
+
+std::shared_ptr<HttpProxyConnection> HttpProxyConnection::self() {
+  return std::static_pointer_cast<HttpProxyConnection>(shared_from_this());
+}
+
+void HttpProxyConnection::Begin() {
+  if (closed_) return;
+  const absl::Duration timeout = state().options().timeouts.handshake;
+  timer_.expires_after(absl::ToChronoNanoseconds(timeout));
+  timer_.async_wait([self = self(), timeout](const std::error_code& ec) {
+    if (ec || self->closed_) return;
+    if (self->replying_) {
+      self->Close();  // a client that never reads its error response
+    } else if (self->connector_ == nullptr) {
+      self->Reply(408,
+                  absl::StrCat("no complete request head within ", absl::FormatDuration(timeout)));
+    }
+  });
+  Read();
+}
+
+void HttpProxyConnection::Read() {
+  const size_t old_size = buffer_.size();
+  const size_t room = std::min(kReadChunk, kMaxRequestHeadBytes - old_size);
+  buffer_.resize(old_size + room);
+  client_.async_read_some(
+      asio::buffer(buffer_.data() + old_size, room),
+      [self = self(), old_size](const std::error_code& ec, size_t n) {
+        if (self->closed_) return;
+        self->buffer_.resize(old_size + n);
+        if (ec) {
+          self->Close();  // gone before finishing its request: nothing to answer
+          return;
+        }
+        self->OnHeadBytes();
+      });
+}
+
+void HttpProxyConnection::OnHeadBytes() {
+  const HeadScan scan = ScanRequestHead(buffer_, scanned_);
+  scanned_ = buffer_.size();
+  switch (scan.state) {
+    case HeadScan::State::kIncomplete:
+      Read();
+      return;
+    case HeadScan::State::kTooLarge:
+      Reply(431, "request head larger than 16 KiB");
+      return;
+    case HeadScan::State::kComplete:
+      break;
+  }
+  absl::StatusOr<HttpRequestHead> head =
+      ParseRequestHead(absl::string_view(buffer_).substr(0, scan.head_size));
+  if (!head.ok()) {
+    Reply(HttpStatusForParseError(head.status()), std::string(head.status().message()));
+    return;
+  }
+  Handle(*head, scan.head_size);
+}
+
+bool HttpProxyConnection::Authorized(const HttpRequestHead& head) const {
+  const std::optional<ProxyCredentials>& required = state().options().credentials;
+  if (!required.has_value()) return true;
+  const HttpHeader* header = head.Find("Proxy-Authorization");
+  if (header == nullptr) return false;
+  absl::string_view value = header->value;
+  if (value.size() < 6 || !absl::EqualsIgnoreCase(value.substr(0, 6), "Basic ")) return false;
+  std::string decoded;
+  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(value.substr(6)), &decoded)) return false;
+  const size_t colon = decoded.find(':');
+  if (colon == std::string::npos) return false;
+  return CredentialsMatch(*required, decoded.substr(0, colon), decoded.substr(colon + 1));
+}
+
+void HttpProxyConnection::Handle(const HttpRequestHead& head, size_t head_size) {
+  if (!Authorized(head)) {
+    Reply(407, "proxy credentials missing or wrong",
+          "Proxy-Authenticate: Basic realm=\"sandbox egress\"\r\n");
+    return;
+  }
+  HttpAuthority authority;
+  is_connect_ = head.method == "CONNECT";
+  if (is_connect_) {
+    absl::StatusOr<HttpAuthority> parsed = ParseConnectTarget(head.target);
+    if (!parsed.ok()) {
+      Reply(400, std::string(parsed.status().message()));
+      return;
+    }
+    authority = *std::move(parsed);
+  } else {
+    absl::StatusOr<AbsoluteHttpTarget> parsed = ParseAbsoluteHttpTarget(head.target);
+    if (!parsed.ok()) {
+      Reply(400, std::string(parsed.status().message()));
+      return;
+    }
+    authority = parsed->authority;
+    forwarded_head_ = BuildForwardedRequestHead(head, *parsed);
+  }
+  head_size_ = head_size;
+  policy::EgressDecision decision = state().allowlist().CheckHost(authority.host, authority.port);
+  target_ = decision.target;
+  if (!decision.allowed) {
+    Refuse(decision.target, decision.reason);
+    return;
+  }
+  connector_ = UpstreamConnector::Start(
+      state_ptr(), std::move(decision), authority.port,
+      [self = self()](UpstreamResult result) { self->OnUpstream(std::move(result)); });
+}
+
+void HttpProxyConnection::OnUpstream(UpstreamResult result) {
+  connector_.reset();
+  if (closed_) return;
+  switch (result.kind) {
+    case UpstreamResult::Kind::kConnected:
+      break;
+    case UpstreamResult::Kind::kRefused:
+      Refuse(target_, result.reason);
+      return;
+    case UpstreamResult::Kind::kTimedOut:
+      Reply(504, result.reason);
+      return;
+    case UpstreamResult::Kind::kResolveFailed:
+    case UpstreamResult::Kind::kConnectFailed:
+      Reply(502, result.reason);
+      return;
+  }
+  std::string early = buffer_.substr(head_size_);
+  std::string().swap(buffer_);
+  std::string to_client;
+  std::string to_upstream;
+  if (is_connect_) {
+    to_client = "HTTP/1.1 200 Connection established\r\n\r\n";
+    to_upstream = std::move(early);
+  } else {
+    to_upstream = std::move(forwarded_head_);
+    to_upstream += early;
+  }
+  closed_ = true;
+  std::error_code ignored;
+  timer_.cancel();
+  Tunnel::Start(state_ptr(), std::move(client_), std::move(*result.socket), std::move(to_client),
+                std::move(to_upstream));
+}
+
+void HttpProxyConnection::Refuse(const std::string& target, const std::string& reason) {
+  state().ReportViolation("http", target, reason);
+  Reply(403, reason);
+}
+
+void HttpProxyConnection::Reply(int status, const std::string& reason,
+                                const std::string& extra_headers) {
+  if (closed_ || replying_) return;
+  replying_ = true;
+  const std::string safe = HeaderSafe(reason);
+  const std::string body = absl::StrCat(safe, "\n");
+  auto response = std::make_shared<std::string>(absl::StrCat(
+      "HTTP/1.1 ", status, " ", StatusText(status), "\r\nX-Sandbox-Reason: ", safe, "\r\n",
+      extra_headers, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: ", body.size(),
+      "\r\nConnection: close\r\n\r\n", body));
+  timer_.expires_after(std::chrono::seconds(2));
+  timer_.async_wait([self = self()](const std::error_code& ec) {
+    if (!ec) self->Close();
+  });
+  asio::async_write(client_, asio::buffer(*response),
+                    [self = self(), response](const std::error_code& ec, size_t) {
+                      if (ec || self->closed_) {
+                        self->Close();
+                        return;
+                      }
+                      self->DrainAndClose();
+                    });
+}
+
+// Closing with unread request bytes makes the kernel send a reset, which can destroy the error
+// response before the client reads it: finish sending, then read until the client closes (or
+// the reply timer fires).
+void HttpProxyConnection::DrainAndClose() {
+  std::error_code ignored;
+  client_.shutdown(asio::socket_base::shutdown_send, ignored);
+  buffer_.resize(kReadChunk);
+  client_.async_read_some(asio::buffer(buffer_),
+                          [self = self()](const std::error_code& ec, size_t) {
+                            if (self->closed_) return;
+                            if (ec) {
+                              self->Close();
+                              return;
+                            }
+                            self->DrainAndClose();
+                          });
+}
+
+void HttpProxyConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  std::error_code ignored;
+  timer_.cancel();
+  if (connector_ != nullptr) {
+    connector_->Cancel();
+    connector_.reset();
+  }
+  client_.close(ignored);
+}
+
+}  // namespace ccsandbox::proxy

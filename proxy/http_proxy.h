@@ -1,0 +1,63 @@
+// Internal: one client connection to a session's HTTP proxy, from the first byte of its request
+// head until it becomes a Tunnel or is answered with an error.
+//
+//   CONNECT host:port            -> policy -> resolve + guard -> connect -> "200 Connection
+//                                   established", then a tunnel (https, ssh, any TCP)
+//   GET http://host[:port]/p     -> same checks -> the request forwarded in origin-form with the
+//                                   hop-by-hop fields removed and Connection: close, then the
+//                                   response relayed back (policy/http_forward.h)
+//
+// Answers: 400 malformed, 403 refused by policy (X-Sandbox-Reason says why; a violation is
+// reported), 407 missing or wrong credentials (only when the session has credentials), 408 no
+// complete head within the handshake timeout, 431 head over 16 KiB or too many fields, 502
+// upstream unreachable or unresolvable, 504 upstream did not answer in time, 505 other HTTP
+// versions. Every error response closes the connection.
+#ifndef CCSANDBOX_PROXY_HTTP_PROXY_H_
+#define CCSANDBOX_PROXY_HTTP_PROXY_H_
+
+#include <memory>
+#include <string>
+
+#include "asio/ip/tcp.hpp"
+#include "asio/steady_timer.hpp"
+#include "proxy/http_head_parser.h"
+#include "proxy/session_state.h"
+#include "proxy/upstream_connector.h"
+
+namespace ccsandbox::proxy {
+
+class HttpProxyConnection : public SessionChild {
+ public:
+  static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+
+  HttpProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+  void Close() override;
+
+ private:
+  void Begin();
+  void Read();
+  void OnHeadBytes();
+  void Handle(const HttpRequestHead& head, size_t head_size);
+  void OnUpstream(UpstreamResult result);
+  void Refuse(const std::string& target, const std::string& reason);
+  void Reply(int status, const std::string& reason, const std::string& extra_headers = "");
+  void DrainAndClose();
+  bool Authorized(const HttpRequestHead& head) const;
+  std::shared_ptr<HttpProxyConnection> self();
+
+  asio::ip::tcp::socket client_;
+  asio::steady_timer timer_;
+  std::string buffer_;
+  size_t scanned_ = 0;
+  size_t head_size_ = 0;
+  bool is_connect_ = false;
+  std::string forwarded_head_;
+  std::string target_;
+  std::shared_ptr<UpstreamConnector> connector_;
+  bool replying_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace ccsandbox::proxy
+
+#endif  // CCSANDBOX_PROXY_HTTP_PROXY_H_

@@ -1,0 +1,62 @@
+// What a session's proxies are configured with, and what they report back.
+#ifndef CCSANDBOX_PROXY_PROXY_OPTIONS_H_
+#define CCSANDBOX_PROXY_PROXY_OPTIONS_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "policy/egress_allowlist.h"
+#include "proxy/resolver.h"
+
+namespace ccsandbox::proxy {
+
+// One refused connection, ready to become a SandboxViolation event.
+struct EgressViolation {
+  std::string action = "network-outbound";
+  std::string target;  // "host:port" ("[v6]:port"), normalised when the host parsed
+  std::string raw;     // the reason, one line, as in the 403's X-Sandbox-Reason
+};
+
+// Called on the event-loop thread for every refusal of the session. Keep it short and
+// non-blocking (queue the event); it must not call SessionProxies::Stop.
+using ViolationCallback = std::function<void(const EgressViolation&)>;
+
+struct ProxyTimeouts {
+  // Request head / SOCKS5 negotiation must arrive within this (slow-loris clients).
+  absl::Duration handshake = absl::Seconds(10);
+  // Resolving and connecting upstream: past it, 504 / SOCKS5 0x04.
+  absl::Duration connect = absl::Seconds(10);
+  // A tunnel with no bytes either way for this long is closed.
+  absl::Duration idle = absl::Minutes(10);
+  // Once one side has finished sending, the other side has this long between bytes.
+  absl::Duration half_open = absl::Seconds(60);
+};
+
+// Optional proxy credentials (HTTP Basic Proxy-Authorization / SOCKS5 RFC 1929). Without
+// them any credentials a client sends are accepted and ignored: the listeners are on the
+// host's loopback, so set them when other local users or sandboxes share that loopback
+// (macOS) and put them in the proxy URLs handed to the sandbox.
+struct ProxyCredentials {
+  std::string username;
+  std::string password;
+};
+
+struct SessionProxiesOptions {
+  std::string session_id;  // for logs
+  std::shared_ptr<const policy::EgressAllowlist> allowlist;
+  std::shared_ptr<Resolver> resolver;  // shared by sessions; SystemResolver in production
+  ViolationCallback on_violation;      // may be empty
+  ProxyTimeouts timeouts;
+  std::optional<ProxyCredentials> credentials;
+  // Open client connections (negotiating or tunnelling) per session; more are closed at once,
+  // so one sandbox cannot exhaust the broker's descriptors for every other session.
+  size_t max_connections = 1024;
+};
+
+}  // namespace ccsandbox::proxy
+
+#endif  // CCSANDBOX_PROXY_PROXY_OPTIONS_H_

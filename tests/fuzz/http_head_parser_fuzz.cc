@@ -1,0 +1,69 @@
+// libFuzzer target: the HTTP proxy's request-head parser, target parsers and forwarded head.
+// Invariants: never crash; a parsed head is within the bounds; the head forwarded upstream is
+// itself a valid head without proxy credentials. Build and run: tests/fuzz/run_egress_fuzz.sh.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "proxy/http_forward.h"
+#include "proxy/http_head_parser.h"
+
+namespace {
+
+// Aborts with the failed invariant's text and line, so a crash input explains itself.
+#define Check(condition)                                                          \
+  do {                                                                            \
+    if (!(condition)) {                                                           \
+      std::fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #condition); \
+      std::abort();                                                               \
+    }                                                                             \
+  } while (0)
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace ccsandbox::proxy;
+  const std::string input(reinterpret_cast<const char*>(data), size);
+
+  // Scanning in two steps finds the same end as scanning at once.
+  const HeadScan whole = ScanRequestHead(input);
+  const size_t split = size == 0 ? 0 : data[0] % (size + 1);
+  const HeadScan first = ScanRequestHead(input.substr(0, split));
+  const HeadScan resumed =
+      ScanRequestHead(input, first.state == HeadScan::State::kIncomplete ? split : 0);
+  Check(whole.state == resumed.state && whole.head_size == resumed.head_size);
+  if (whole.state != HeadScan::State::kComplete) return 0;
+  Check(whole.head_size <= kMaxRequestHeadBytes);
+
+  absl::StatusOr<HttpRequestHead> head = ParseRequestHead(input.substr(0, whole.head_size));
+  if (!head.ok()) {
+    const int status = HttpStatusForParseError(head.status());
+    Check(status == 400 || status == 431 || status == 505);
+    return 0;
+  }
+  Check(head->headers.size() <= kMaxHeaderFields);
+  if (head->method == "CONNECT") {
+    absl::StatusOr<HttpAuthority> authority = ParseConnectTarget(head->target);
+    if (authority.ok()) Check(authority->port != 0 && !authority->host.empty());
+    return 0;
+  }
+  absl::StatusOr<AbsoluteHttpTarget> target = ParseAbsoluteHttpTarget(head->target);
+  if (!target.ok()) return 0;
+  Check(target->authority.port != 0 && !target->authority.host.empty());
+  Check(!target->origin_form.empty() && target->origin_form[0] == '/');
+  const std::string forwarded = BuildForwardedRequestHead(*head, *target);
+  Check(forwarded.size() <= whole.head_size + 64);
+  absl::StatusOr<HttpRequestHead> again = ParseRequestHead(forwarded);
+  // Host and Connection: close may take the count two past the limit; nothing else may fail.
+  if (!again.ok() && again.status().code() == absl::StatusCode::kResourceExhausted &&
+      head->headers.size() + 2 > kMaxHeaderFields) {
+    return 0;
+  }
+  Check(again.ok());
+  Check(again->Find("Proxy-Authorization") == nullptr);
+  Check(again->Find("Proxy-Connection") == nullptr);
+  Check(again->Find("Host") != nullptr && again->Find("Host")->value == target->host_header);
+  return 0;
+}
