@@ -11,6 +11,7 @@ packages=(
   libseccomp-dev libasio-dev libssl-dev libc-ares-dev libre2-dev zlib1g-dev
   bubblewrap socat
   python3 python3-grpcio python3-protobuf
+  curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
 )
 
 missing=()
