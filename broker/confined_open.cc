@@ -87,8 +87,8 @@ absl::StatusOr<launcher::UniqueFd> OpenRoot(const std::string& path) {
   return launcher::UniqueFd(fd);
 }
 
-absl::StatusOr<launcher::UniqueFd> OpenConfined(int root_fd, absl::string_view relative,
-                                                int flags, mode_t mode) {
+absl::StatusOr<launcher::UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
+                                                mode_t mode) {
   if (absl::Status s = CheckRelative(relative); !s.ok()) return s;
   const std::string path(relative);
   const int fd = Openat2(root_fd, path.c_str(), flags, mode);

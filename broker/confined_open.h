@@ -33,8 +33,8 @@ absl::StatusOr<launcher::UniqueFd> OpenRoot(const std::string& path);
 // openat2(root_fd, relative, flags | O_CLOEXEC, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS).
 // `relative` must not be absolute; `mode` is used with O_CREAT / O_TMPFILE. An escape is
 // PERMISSION_DENIED, a missing file NOT_FOUND.
-absl::StatusOr<launcher::UniqueFd> OpenConfined(int root_fd, absl::string_view relative,
-                                                int flags, mode_t mode = 0);
+absl::StatusOr<launcher::UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
+                                                mode_t mode = 0);
 
 // mkdir -p below the root, one component at a time with the same resolution rules, so a
 // symlink planted on the way cannot make it create directories outside.

@@ -68,8 +68,8 @@ TEST_F(ConfinedOpen, KernelRefusesEveryEscape) {
   Symlink(base_ + "/outside", "/root/abs");
   Symlink("../outside/file", "/root/rel");
   Symlink("/proc/self/root" + base_ + "/outside/file", "/root/magic");
-  for (const char* path : {"../outside/file", "sub/../../outside/file", "abs/file", "rel",
-                           "magic"}) {
+  for (const char* path :
+       {"../outside/file", "sub/../../outside/file", "abs/file", "rel", "magic"}) {
     for (int flags : {O_RDONLY, O_WRONLY | O_CREAT}) {
       absl::StatusOr<launcher::UniqueFd> fd = OpenConfined(root_.get(), path, flags, 0600);
       EXPECT_EQ(fd.status().code(), StatusCode::kPermissionDenied) << path << ": " << fd.status();
@@ -77,8 +77,7 @@ TEST_F(ConfinedOpen, KernelRefusesEveryEscape) {
   }
   EXPECT_EQ(OpenConfined(root_.get(), "/etc/passwd", O_RDONLY).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(OpenConfined(root_.get(), "missing", O_RDONLY).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(OpenConfined(root_.get(), "missing", O_RDONLY).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(ConfinedOpen, MagicLinksAreRefused) {
@@ -93,8 +92,8 @@ TEST_F(ConfinedOpen, MagicLinksAreRefused) {
 TEST_F(ConfinedOpen, SymlinkSwappedInAfterTheCheckIsRefused) {
   launcher::RealHostView view;
   std::vector<policy::ConfinementRoot> roots = {{base_ + "/root", true}};
-  absl::StatusOr<policy::ConfinedPath> checked = policy::ConfinePath(
-      view, roots, base_ + "/root", "sub/file", policy::PathIntent::kRead);
+  absl::StatusOr<policy::ConfinedPath> checked =
+      policy::ConfinePath(view, roots, base_ + "/root", "sub/file", policy::PathIntent::kRead);
   ASSERT_TRUE(checked.ok()) << checked.status();
   ASSERT_EQ(checked->relative, "sub/file");
 

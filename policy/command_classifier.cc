@@ -9,10 +9,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "policy/command_programs.h"
-#include "policy/env_scrub.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -107,7 +105,7 @@ class Classifier : public ProgramSink {
       out_->push_back(std::move(f));
       return;
     }
-    ClassifyScript(*script);
+    ClassifyScript(*script, 0);
   }
 
   void Add(CommandRule rule, std::string reason) override {
@@ -125,7 +123,7 @@ class Classifier : public ProgramSink {
 
   void RunArgv(Args argv) override { ClassifyArgv(argv); }
 
-  void RunCode(absl::string_view code, absl::string_view how) override {
+  void RunCode(absl::string_view code, absl::string_view how, bool substitutions_only) override {
     work_ += code.size();
     if (static_cast<int>(contexts_.size()) >= limits_.max_nesting || work_ > limits_.max_work) {
       Add(CommandRule::kUnparseable,
@@ -141,7 +139,7 @@ class Classifier : public ProgramSink {
     const ShellCommand* saved_current = current_;
     const absl::flat_hash_set<std::string>* saved_functions = functions_;
     contexts_.emplace_back(how);
-    ClassifyScript(*inner);
+    ClassifyScript(*inner, substitutions_only ? 1 : 0);
     contexts_.pop_back();
     functions_ = saved_functions;
     current_ = saved_current;
@@ -155,7 +153,8 @@ class Classifier : public ProgramSink {
     return absl::StrCat(reason, " (inside ", contexts_.back(), ")");
   }
 
-  void ClassifyScript(const ShellScript& script) {
+  // Commands nested less deeply than `min_depth` are skipped.
+  void ClassifyScript(const ShellScript& script, int min_depth) {
     absl::flat_hash_set<std::string> functions;
     for (const ShellFunction& f : script.functions) functions.insert(f.name);
     functions_ = &functions;
@@ -174,7 +173,9 @@ class Classifier : public ProgramSink {
         }
       }
     }
-    for (const ShellCommand& c : script.commands) ClassifySimple(c);
+    for (const ShellCommand& c : script.commands) {
+      if (c.depth >= min_depth) ClassifySimple(c);
+    }
     functions_ = nullptr;
   }
 
@@ -183,16 +184,7 @@ class Classifier : public ProgramSink {
     const size_t before = out_->size();
     ClassifyRedirects(cmd);
     if (cmd.compound) return;
-    for (const ShellWord& a : cmd.assignments) {
-      absl::string_view name = absl::string_view(a.text).substr(0, a.text.find('='));
-      absl::ConsumeSuffix(&name, "+");
-      name = name.substr(0, name.find('['));
-      // Loader, interpreter and git hooks change what the command (or later ones) runs.
-      if (IsScrubbedEnvName(name) || name == "PATH") {
-        Add(CommandRule::kOpaqueProgram,
-            absl::StrCat("sets ", name, ", which changes what code runs"));
-      }
-    }
+    for (const ShellWord& a : cmd.assignments) ClassifyAssignment(a, *this);
     if (cmd.words.empty()) {
       if (out_->size() == before) {
         Add(CommandRule::kReadOnly, cmd.assignments.empty() ? "only redirects file descriptors"

@@ -21,8 +21,11 @@
 //  - Redirections count: `>`/`>>` to a file is kMutating (not /dev/null, /dev/std*, /dev/fd/N),
 //    to a block device kSystemDestruction, to /etc/sudoers or /etc/passwd kPrivilegeEscalation,
 //    to /dev/tcp/… kNetworkWrite.
-//  - Assignments of injection variables (LD_PRELOAD, GIT_SSH_COMMAND, PATH, … see env_scrub.h)
-//    before a command or in export/declare are kOpaqueProgram: they change what runs.
+//  - Assignments (before a command, after env, in export/declare) of injection variables
+//    (LD_PRELOAD, PATH, BASH_ENV … see env_scrub.h) are kOpaqueProgram: they change what runs;
+//    the value of command-holding variables (PAGER, EDITOR, GIT_SSH_COMMAND, LESSOPEN …) is
+//    parsed as shell code, as are man -P, git --upload-pack and ssh -o ProxyCommand values.
+//  - Arguments only known at run time are treated as such: what xargs appends, find's {}.
 //  - Unparseable input, or unparseable shell code inside it, is one kUnparseable finding.
 #ifndef CCSANDBOX_POLICY_COMMAND_CLASSIFIER_H_
 #define CCSANDBOX_POLICY_COMMAND_CLASSIFIER_H_

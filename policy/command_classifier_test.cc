@@ -159,6 +159,28 @@ TEST(ClassifyCommandLine, CodeNotKnownUntilRunTime) {
   }
 }
 
+// Read-only tools that run a command taken from configuration or from their input.
+TEST(ClassifyCommandLine, CommandsHiddenInReadOnlyTools) {
+  for (const char* line :
+       {"PAGER='git push' git log", "env GIT_PAGER='git push' git log", "export EDITOR='git push'",
+        "man -P 'git push' ls", "git ls-remote --upload-pack='git push' .",
+        "git ls-remote -u 'git push' .", "git fetch --upload-pack='git push' origin",
+        "ssh -o ProxyCommand='git push' h", "rsync -e 'git push' a h:b",
+        "LESSOPEN='|git push %s' less f", "git -c core.sshCommand='git push' fetch"}) {
+    EXPECT_TRUE(HasRule(line, R::kPushToRemote)) << line;
+  }
+  for (const char* line : {"echo push | xargs git", "echo 'git push' | xargs sh -c",
+                           "find . -exec sh -c {} \\;", "PAGER=\"$P\" git log"}) {
+    EXPECT_TRUE(HasRule(line, R::kDynamicCode)) << line;
+  }
+  for (const char* line : {"hash -p ./x git", "sort --compress-program=./x f"}) {
+    EXPECT_TRUE(HasRule(line, R::kOpaqueProgram)) << line;
+  }
+  EXPECT_EQ(Rules("PAGER=cat git log"), (std::vector<R>{R::kReadOnly, R::kReadOnly}));
+  EXPECT_EQ(Rules("find . -name '*.go' | xargs grep -n TODO"),
+            (std::vector<R>{R::kReadOnly, R::kReadOnly}));
+}
+
 TEST(ClassifyCommandLine, SubcommandTextAndContext) {
   CommandClassification c = ClassifyCommandLine("ls | bash -c 'git push'");
   ASSERT_EQ(c.findings.size(), 2u);

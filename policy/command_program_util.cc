@@ -185,6 +185,11 @@ NormalPath Normalize(const ShellWord& w) {
   return p;
 }
 
+ShellWord RunTimeWord(absl::string_view what) {
+  const std::string shown = absl::StrCat("<", what, ">");
+  return ShellWord{shown, shown, kWordParameter};
+}
+
 ShellWord OptWord(const Opt& o) {
   if (o.value_word != nullptr) return *o.value_word;
   return ShellWord{o.value, o.value, 0};
@@ -219,8 +224,8 @@ void Call::Code(const ShellWord& code, absl::string_view how) const {
   if (code.literal()) {
     sink.RunCode(code.text, how);
   } else {
-    sink.Add(R::kDynamicCode, absl::StrCat(how, " runs shell code only known at run time (",
-                                           Quote(code.raw), ")"));
+    sink.Add(R::kDynamicCode,
+             absl::StrCat(how, " runs shell code only known at run time (", Quote(code.raw), ")"));
   }
 }
 

@@ -76,6 +76,9 @@ size_t FirstOperand(Args argv, size_t start, absl::string_view skip_values = "")
 bool AnyWord(Args argv, size_t start, std::initializer_list<absl::string_view> set);
 bool AnyWordStartsWith(Args argv, size_t start, absl::string_view prefix);
 
+// A word only known at run time (xargs' arguments, find's {}), shown as "<what>".
+ShellWord RunTimeWord(absl::string_view what);
+
 // 'text' for messages, shortened.
 std::string Quote(absl::string_view s);
 

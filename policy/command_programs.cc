@@ -8,13 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "policy/command_program_util.h"
+#include "policy/env_scrub.h"
 
 namespace ccsandbox::policy {
 
-using programs::NormalPath;
-using programs::Normalize;
 using programs::InList;
+using programs::Normalize;
+using programs::NormalPath;
 using programs::OneOf;
 using programs::Quote;
 using R = CommandRule;
@@ -104,6 +106,46 @@ WriteTarget ClassifyWriteTarget(const ShellWord& target) {
   return WriteTarget::kFile;
 }
 
+void ClassifyAssignment(const ShellWord& assignment, ProgramSink& sink) {
+  const size_t eq = assignment.text.find('=');
+  if (eq == std::string::npos || eq == 0) return;
+  absl::string_view name = absl::string_view(assignment.text).substr(0, eq);
+  absl::ConsumeSuffix(&name, "+");
+  name = name.substr(0, name.find('['));
+  if (IsScrubbedEnvName(name) || name == "PATH") {
+    sink.Add(R::kOpaqueProgram, absl::StrCat("sets ", name, ", which changes what code runs"));
+  }
+  absl::string_view literal_value = absl::string_view(assignment.text).substr(eq + 1);
+  // A stored command substitution runs when the value is evaluated later — by eval, by
+  // arithmetic (`x='a[$(cmd)]'; (( x ))`), by a prompt: classify it now, without failing
+  // closed on values that only look like code.
+  if (assignment.literal() && literal_value.find_first_of("`$") != absl::string_view::npos &&
+      (absl::StrContains(literal_value, "$(") || absl::StrContains(literal_value, "`")) &&
+      ParseShell(literal_value).ok()) {
+    sink.RunCode(literal_value, absl::StrCat("the value stored in ", name),
+                 /*substitutions_only=*/true);
+  }
+  // Programs run these through a shell: `PAGER='git push' git log` pushes.
+  if (!InList(name,
+              "PAGER MANPAGER GIT_PAGER SYSTEMD_PAGER GH_PAGER AWS_PAGER BAT_PAGER "
+              "PSQL_PAGER MYSQL_PAGER DELTA_PAGER EDITOR VISUAL GIT_EDITOR "
+              "GIT_SEQUENCE_EDITOR SUDO_EDITOR FCEDIT GH_EDITOR BROWSER GH_BROWSER "
+              "GIT_SSH_COMMAND GIT_SSH GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND SSH_ASKPASS "
+              "SUDO_ASKPASS GIT_ASKPASS PROMPT_COMMAND LESSOPEN LESSCLOSE RSYNC_RSH "
+              "CVS_RSH")) {
+    return;
+  }
+  absl::string_view value = absl::string_view(assignment.text).substr(eq + 1);
+  const std::string how = absl::StrCat(name, "=");
+  if (!assignment.literal()) {
+    sink.Add(R::kDynamicCode, absl::StrCat(how, " sets a command only known at run time"));
+    return;
+  }
+  while (absl::ConsumePrefix(&value, "|")) {
+  }
+  if (!value.empty()) sink.RunCode(value, how);
+}
+
 bool DescribeWrite(const ShellWord& target, absl::string_view how, CommandRule* rule,
                    std::string* reason) {
   switch (ClassifyWriteTarget(target)) {
@@ -140,8 +182,20 @@ namespace {
 // The table.
 
 std::vector<programs::ProgramGroup> GenericPrograms() {
+  using programs::Call;
+  using programs::H;
   using programs::S;
   return {
+      {"man", H([](const Call& c) {
+         // -P/--pager and -H/--html name a program man runs through a shell.
+         programs::ArgScan s = programs::ScanArgs(c.argv, 1, {"PHLMmpSsCeR", "pager html"}, false);
+         for (const programs::Opt& o : s.opts) {
+           if (OneOf(o.name, {"-P", "--pager", "-H", "--html"}) && o.has_value) {
+             c.Code(programs::OptWord(o), "man --pager");
+           }
+         }
+         c.Add(R::kReadOnly, "only shows manual pages");
+       })},
       // Read-only tools.
       {"ls dir vdir ll la cat tac nl head tail less more most pg grep egrep fgrep zgrep zegrep "
        "zfgrep ag ack ugrep locate plocate mlocate which whereis file stat wc cut tr paste join "
@@ -151,7 +205,7 @@ std::vector<programs::ProgramGroup> GenericPrograms() {
        "arch nproc lscpu lsblk lsusb lspci lsmod blkid df du free uptime vmstat iostat mpstat "
        "top htop btop atop ps pstree pgrep pidof lsof ss netstat printenv locale getconf tty "
        "stty tput clear reset seq sleep yes expr bc dc factor numfmt jq gron tree exa eza lsd "
-       "bat batcat highlight pygmentize man info apropos whatis tldr realpath readlink "
+       "bat batcat highlight pygmentize info apropos whatis tldr realpath readlink "
        "basename dirname pathchk namei getent ldd nm objdump readelf size otool c++filt "
        "addr2line shellcheck hadolint cloc tokei scc tsort look zcat bzcat xzcat zstdcat zless "
        "zmore lz4cat journalctl dmesg findmnt lslocks ipcs sw_vers system_profiler nvidia-smi "
@@ -166,8 +220,8 @@ const absl::flat_hash_map<absl::string_view, programs::ProgramEntry>& Table() {
   static const auto* table = [] {
     auto* t = new absl::flat_hash_map<absl::string_view, programs::ProgramEntry>();
     for (auto family : {programs::ShellPrograms, programs::GitPrograms, programs::PackagePrograms,
-                        programs::NetworkPrograms, programs::SystemPrograms,
-                        programs::TextPrograms, GenericPrograms}) {
+                        programs::NetworkPrograms, programs::SystemPrograms, programs::TextPrograms,
+                        GenericPrograms}) {
       for (const programs::ProgramGroup& g : family()) {
         for (absl::string_view name : absl::StrSplit(g.names, ' ', absl::SkipEmpty())) {
           t->emplace(name, g.entry);

@@ -33,13 +33,21 @@ class ProgramSink {
   virtual void RunArgv(absl::Span<const ShellWord> argv) = 0;
   // Parses and classifies `code` as shell code the current command runs; `how` names the
   // construct for messages ("bash -c"). The caller has checked that the code is literal.
-  virtual void RunCode(absl::string_view code, absl::string_view how) = 0;
+  // With `substitutions_only`, only the commands inside $( … ) and backquotes count (a stored
+  // value expanded later, not run as a command line).
+  virtual void RunCode(absl::string_view code, absl::string_view how,
+                       bool substitutions_only = false) = 0;
   // The simple command being classified (its redirections: here-documents feed shells).
   virtual const ShellCommand& Command() const = 0;
 };
 
 // Adds the findings for one program invocation; `name` is argv[0]'s lower-cased basename.
 void ClassifyProgram(absl::string_view name, absl::Span<const ShellWord> argv, ProgramSink& sink);
+
+// NAME=value, before a command, after env, or in export/declare: names that change what code
+// runs (LD_PRELOAD, PATH, BASH_ENV … see env_scrub.h) are kOpaqueProgram, and the value of
+// names that hold a command (PAGER, EDITOR, GIT_SSH_COMMAND …) is classified as shell code.
+void ClassifyAssignment(const ShellWord& assignment, ProgramSink& sink);
 
 // Where a write (a redirection, dd of=, tee, cp's destination) lands.
 enum class WriteTarget {

@@ -306,8 +306,23 @@ void Git(const Call& c) {
     return;
   }
   for (size_t k = i + 1; k < c.argv.size(); ++k) {
-    if (absl::StartsWith(c.argv[k].text, "ext::")) {
+    const std::string& t = c.argv[k].text;
+    if (absl::StartsWith(t, "ext::")) {
       c.Add(R::kOpaqueProgram, "an ext:: URL makes git run a command");
+    }
+    // Programs git runs locally for the transport: ls-remote --upload-pack='…' runs it.
+    for (absl::string_view opt : {"--upload-pack", "--receive-pack", "--exec"}) {
+      if (t == opt && k + 1 < c.argv.size()) {
+        c.Code(c.argv[k + 1], absl::StrCat("git ", opt));
+      } else if (absl::StartsWith(t, opt) && t.size() > opt.size() && t[opt.size()] == '=') {
+        ShellWord value = c.argv[k];
+        value.text = t.substr(opt.size() + 1);
+        c.Code(value, absl::StrCat("git ", opt));
+      }
+    }
+    if (c.argv[k].text == "-u" && k + 1 < c.argv.size() &&
+        absl::AsciiStrToLower(c.argv[i].text) == "ls-remote") {
+      c.Code(c.argv[k + 1], "git ls-remote -u");
     }
   }
   const std::string sub = absl::AsciiStrToLower(c.argv[i].text);

@@ -185,6 +185,24 @@ void Httpie(const Call& c) {
   c.Add(R::kNetworkAccess, "reaches the network");
 }
 
+// ssh/scp/sftp `-o Key=value` options whose value is a command run on this machine.
+void SshCommandOptions(const Call& c, const ArgScan& s) {
+  for (const Opt& o : s.opts) {
+    if (o.name != "-o" || !o.has_value) continue;
+    ShellWord word = OptWord(o);
+    absl::string_view option = word.text;
+    const size_t sep = option.find_first_of("= ");
+    const std::string key = absl::AsciiStrToLower(option.substr(0, sep));
+    if (sep == absl::string_view::npos ||
+        !OneOf(key, {"proxycommand", "localcommand", "knownhostscommand"})) {
+      continue;
+    }
+    word.text = std::string(absl::StripLeadingAsciiWhitespace(option.substr(sep + 1)));
+    c.Code(word, absl::StrCat(c.name, " -o ", key));
+  }
+  if (s.HasAny({"-F"})) c.Add(R::kOpaqueProgram, "-F reads options (and commands) from a file");
+}
+
 // host:path or scheme://: an operand on another machine.
 bool IsRemoteOperand(const ShellWord& w) {
   const std::string& t = w.text;
@@ -202,6 +220,14 @@ void RemoteCopy(const Call& c) {
                         "exclude include filter files-from "
                         "log-file chmod chown"},
                        false);
+  SshCommandOptions(c, s);
+  for (const Opt& o : s.opts) {
+    // rsync -e/--rsh and scp/sftp -S name the remote shell program, run on this machine.
+    if (((o.name == "-e" || o.name == "--rsh") && c.name == "rsync") ||
+        (o.name == "-S" && c.name != "rsync")) {
+      if (o.has_value) c.Code(OptWord(o), absl::StrCat(c.name, " ", o.name));
+    }
+  }
   std::vector<const ShellWord*> ops = Operands(c.argv, s);
   if (ops.empty()) {
     if (c.name == "sftp") {
@@ -225,6 +251,7 @@ void Ssh(const Call& c) {
   if (c.argv.size() == 2 && OneOf(c.argv[1].text, {"-V", "-G"})) {
     return c.Add(R::kReadOnly, "prints its version or configuration");
   }
+  SshCommandOptions(c, ScanArgs(c.argv, 1, {"BbcDEeFIiJLlmOoPpQRSWw", ""}, true));
   c.Add(R::kNetworkWrite, "runs commands on another host");
 }
 

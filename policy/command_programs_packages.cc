@@ -492,8 +492,7 @@ void Publish(const Call& c, absl::string_view what) {
 
 // The subcommand word: the first operand after the program, skipping `skip_values` options'
 // values. Empty when there is none; "$" when it is only known at run time.
-std::string SubWord(const Call& c, size_t* index, absl::string_view skip_values,
-                    size_t start) {
+std::string SubWord(const Call& c, size_t* index, absl::string_view skip_values, size_t start) {
   size_t i = FirstOperand(c.argv, start, skip_values);
   if (index != nullptr) *index = i;
   if (i >= c.argv.size()) return "";

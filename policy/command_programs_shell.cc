@@ -97,10 +97,7 @@ void Env(const Call& c) {
     const ShellWord& w = c.argv[i];
     const size_t eq = w.text.find('=');
     if (eq == std::string::npos || eq == 0) break;
-    absl::string_view name = absl::string_view(w.text).substr(0, eq);
-    if (IsScrubbedEnvName(name) || name == "PATH") {
-      c.Add(R::kOpaqueProgram, absl::StrCat("sets ", name, ", which changes what code runs"));
-    }
+    ClassifyAssignment(w, c.sink);
   }
   for (const Opt& o : s.opts) {
     if (o.name != "-S" && o.name != "--split-string") continue;
@@ -162,7 +159,10 @@ void Xargs(const Call& c) {
     c.Add(R::kReadOnly, "echoes its input");
     return;
   }
-  c.Run(s.stop);
+  // The command gets more arguments from standard input: `echo push | xargs git` pushes.
+  std::vector<ShellWord> payload(c.argv.begin() + s.stop, c.argv.end());
+  payload.push_back(RunTimeWord("arguments read by xargs"));
+  c.sink.RunArgv(payload);
 }
 
 void CommandBuiltin(const Call& c) {
@@ -443,7 +443,7 @@ void Shell(const Call& c) {
   }
   if (code_mode) {
     if (i >= c.argv.size()) {
-      c.Add(R::kReadOnly, "-c has no code to run");
+      c.Add(R::kDynamicCode, "-c gets its code only at run time (as in xargs sh -c)");
       return;
     }
     c.Code(c.argv[i], absl::StrCat(c.name, " -c"));
@@ -527,12 +527,7 @@ void Declare(const Call& c) {
   for (size_t i = 1; i < c.argv.size(); ++i) {
     const ShellWord& w = c.argv[i];
     if (absl::StartsWith(w.text, "-") || absl::StartsWith(w.text, "+")) continue;
-    const size_t eq = w.text.find('=');
-    absl::string_view name = absl::string_view(w.text).substr(0, eq);
-    absl::ConsumeSuffix(&name, "+");
-    if (eq != std::string::npos && (IsScrubbedEnvName(name) || name == "PATH")) {
-      c.Add(R::kOpaqueProgram, absl::StrCat("sets ", name, ", which changes what code runs"));
-    }
+    ClassifyAssignment(w, c.sink);
   }
   c.Add(R::kReadOnly, "sets shell variables");
 }
@@ -595,7 +590,13 @@ std::vector<ProgramGroup> ShellPrograms() {
       {"export declare typeset local readonly", H(Declare)},
       {"enable", H(Enable)},
       {"fc", S(R::kOpaqueProgram, "re-runs commands from the history")},
-      {"cd pushd popd dirs shift wait jobs read let return exit break continue umask ulimit hash "
+      {"hash", H([](const Call& c) {
+         if (AnyWordStartsWith(c.argv, 1, "-p")) {
+           return c.Add(R::kOpaqueProgram, "-p maps a command name to another program");
+         }
+         c.Add(R::kReadOnly, "only reads the command cache");
+       })},
+      {"cd pushd popd dirs shift wait jobs read let return exit break continue umask ulimit "
        "type help history unset set shopt getopts caller compgen complete compopt unalias times "
        "logout bind mapfile readarray disown fg bg suspend",
        S(R::kReadOnly, "only changes or reads shell state")},

@@ -57,8 +57,7 @@ void Cp(const Call& c) {
   const Opt* target = s.Find("-t");
   if (target == nullptr) target = s.Find("--target-directory");
   if (target != nullptr && target->has_value) {
-    ShellWord w =
-        OptWord(*target);
+    ShellWord w = OptWord(*target);
     c.AddWrite(w, "copies files to");
   } else if (ops.size() >= 2) {
     c.AddWrite(*ops.back(), "copies files to");
@@ -180,7 +179,12 @@ void Find(const Call& c) {
         if (destroys) {
           c.Add(R::kSystemDestruction, "deletes everything below a system or home directory");
         }
-        c.sink.RunArgv(c.argv.subspan(i + 1, end - i - 1));
+        // `{}` is a file name found at run time: `-exec sh -c {} \;` runs files as code.
+        std::vector<ShellWord> payload;
+        for (size_t k = i + 1; k < end; ++k) {
+          payload.push_back(c.argv[k].text == "{}" ? RunTimeWord("file found by find") : c.argv[k]);
+        }
+        c.sink.RunArgv(payload);
       }
       i = end;
     }

@@ -236,6 +236,10 @@ void Awk(const Call& c) {
 }
 
 void SortLike(const Call& c) {
+  if (AnyWord(c.argv, 1, {"--compress-program"}) ||
+      AnyWordStartsWith(c.argv, 1, "--compress-program=")) {
+    return c.Add(R::kOpaqueProgram, "--compress-program runs a command");
+  }
   ArgScan s = ScanArgs(c.argv, 1,
                        {"otkSTn",
                         "output field-separator key buffer-size "
@@ -258,7 +262,8 @@ void Archive(const Call& c) {
     const std::string& t = c.argv[i].text;
     if (absl::StartsWith(t, "--to-command") || absl::StartsWith(t, "--checkpoint-action") ||
         absl::StartsWith(t, "--use-compress-program") || absl::StartsWith(t, "--info-script") ||
-        absl::StartsWith(t, "--new-volume-script") || t == "-I" || t == "-F") {
+        absl::StartsWith(t, "--new-volume-script") || absl::StartsWith(t, "--unzip-command") ||
+        t == "-I" || t == "-F" || t == "-TT") {
       return c.Add(R::kOpaqueProgram, absl::StrCat(t, " runs a command"));
     }
   }

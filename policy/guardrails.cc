@@ -184,9 +184,8 @@ absl::StatusOr<GuardrailRule> ParseGuardrailRule(absl::string_view text) {
   std::vector<absl::string_view> words =
       absl::StrSplit(text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   if (words.size() < 2 || words.size() > 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("guardrail rule '", text,
-                     "': expected '<allow|prompt|deny> <effect> [<ref pattern>]'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "guardrail rule '", text, "': expected '<allow|prompt|deny> <effect> [<ref pattern>]'"));
   }
   GuardrailRule rule;
   if (words[0] == "allow") {
@@ -196,16 +195,16 @@ absl::StatusOr<GuardrailRule> ParseGuardrailRule(absl::string_view text) {
   } else if (words[0] == "deny") {
     rule.verdict = PolicyVerdict::kDeny;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("guardrail rule '", text, "': '", words[0],
-                                                   "' is not allow, prompt or deny"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("guardrail rule '", text, "': '", words[0], "' is not allow, prompt or deny"));
   }
   std::optional<EffectClass> effect = EffectClassFromId(words[1]);
   if (!effect.has_value()) {
     std::vector<absl::string_view> ids;
     for (const EffectText& e : kEffects) ids.push_back(e.id);
     return absl::InvalidArgumentError(absl::StrCat("guardrail rule '", text, "': unknown effect '",
-                                                   words[1], "'; known: ",
-                                                   absl::StrJoin(ids, ", ")));
+                                                   words[1],
+                                                   "'; known: ", absl::StrJoin(ids, ", ")));
   }
   rule.effect = *effect;
   if (words.size() == 3) rule.ref_pattern = std::string(words[2]);

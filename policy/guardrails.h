@@ -9,7 +9,8 @@
 //   ActionRequest request;
 //   request.effects = {{EffectClass::kPushToRemote, {"main"}}};
 //   request.approver_connected = false;
-//   GuardrailDecision d = ResolveAction(request, *rules);  // kDeny: rule 1, "push to main"
+//   GuardrailDecision d = ResolveAction(request, *rules);
+//   // d.verdict == kDeny, d.decided_by->rule_index == 1 ("deny push_to_remote main")
 //
 // Resolution, per effect (and per ref for pushes):
 //  1. Rules for other effect classes are ignored.
@@ -102,15 +103,15 @@ struct ActionRequest {
 // How one effect (one ref, for pushes) resolved.
 struct EffectResolution {
   EffectClass effect = EffectClass::kRunCommand;
-  std::string ref;               // kPushToRemote: the full ref ("refs/heads/main") or "*"
+  std::string ref;  // kPushToRemote: the full ref ("refs/heads/main") or "*"
   PolicyVerdict verdict = PolicyVerdict::kPrompt;
-  int rule_index = -1;           // the deciding rule in GuardrailRuleSet::rules; -1: default
+  int rule_index = -1;  // the deciding rule in GuardrailRuleSet::rules; -1: default
 };
 
 struct GuardrailDecision {
-  PolicyVerdict verdict = PolicyVerdict::kDeny;  // final, after failing closed
+  PolicyVerdict verdict = PolicyVerdict::kDeny;       // final, after failing closed
   PolicyVerdict rule_verdict = PolicyVerdict::kDeny;  // what the rules said
-  bool denied_for_no_approver = false;  // rule_verdict was prompt and nobody could answer
+  bool denied_for_no_approver = false;         // rule_verdict was prompt and nobody could answer
   std::optional<EffectResolution> decided_by;  // the most restrictive resolution; none: no effects
   std::string reason;
   std::vector<EffectResolution> resolutions;  // every effect (and ref), in request order

@@ -27,8 +27,8 @@ ActionRequest Push(std::vector<std::string> refs, bool approver = true,
 }
 
 TEST(ResolveAction, BranchScopedPushRules) {
-  GuardrailRuleSet rules = Rules({"allow push_to_remote", "deny push_to_remote main",
-                                  "prompt push_to_remote release/*"});
+  GuardrailRuleSet rules = Rules(
+      {"allow push_to_remote", "deny push_to_remote main", "prompt push_to_remote release/*"});
   struct Case {
     std::vector<std::string> refs;
     std::string current;
@@ -153,10 +153,10 @@ TEST(ParseGuardrailRule, RoundTripsAndRejectsNonsense) {
     EXPECT_EQ(FormatGuardrailRule(*rule), text);
   }
   EXPECT_EQ(ParseGuardrailRule("ask create_commit")->verdict, V::kPrompt);
-  for (const char* text : {"", "deny", "maybe push_to_remote", "deny pushing",
-                           "deny install_package main", "deny push_to_remote a b c",
-                           "deny push_to_remote ma..in", "deny push_to_remote x:y",
-                           "deny push_to_remote [ab]"}) {
+  for (const char* text :
+       {"", "deny", "maybe push_to_remote", "deny pushing", "deny install_package main",
+        "deny push_to_remote a b c", "deny push_to_remote ma..in", "deny push_to_remote x:y",
+        "deny push_to_remote [ab]"}) {
     EXPECT_FALSE(ParseGuardrailRule(text).ok()) << text;
   }
   EXPECT_NE(ParseGuardrailRule("deny pushing").status().message().find("known:"),

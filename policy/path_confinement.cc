@@ -59,8 +59,8 @@ class Resolver {
       if (comp.empty() || comp == ".") continue;
       if (!missing.empty()) {
         if (comp == "..") {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "'", requested, "': '..' follows '", missing, "', which does not exist"));
+          return absl::InvalidArgumentError(absl::StrCat("'", requested, "': '..' follows '",
+                                                         missing, "', which does not exist"));
         }
         tail.push_back(std::move(comp));
         continue;
@@ -79,8 +79,8 @@ class Resolver {
         case HostView::Kind::kFile:
           if (std::any_of(pending.begin(), pending.end(),
                           [](const std::string& c) { return !c.empty() && c != "."; })) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "'", requested, "': '", candidate, "' is a file, not a directory"));
+            return absl::FailedPreconditionError(
+                absl::StrCat("'", requested, "': '", candidate, "' is a file, not a directory"));
           }
           cur = std::move(candidate);
           break;
@@ -132,7 +132,8 @@ class Resolver {
     std::string message = absl::StrCat("'", requested, "' leads to '", at,
                                        "', outside the run's working directory and shared roots");
     // The escape most worth naming: a symlink inside a root that points out of it.
-    if (!last_link.empty()) absl::StrAppend(&message, " (through the symbolic link ", last_link, ")");
+    if (!last_link.empty())
+      absl::StrAppend(&message, " (through the symbolic link ", last_link, ")");
     std::vector<absl::string_view> shown;
     for (const std::string& root : *roots_) {
       if (!root.empty() && std::find(shown.begin(), shown.end(), root) == shown.end()) {

@@ -9,7 +9,8 @@
 //                                         {"/data/c1/repos", true},
 //                                         {"/data/s1/attachments", false}};
 //   absl::StatusOr<ConfinedPath> p =
-//       ConfinePath(host_view, roots, "/data/c1/agents/a1/work", "src/main.cc", PathIntent::kWrite);
+//       ConfinePath(host_view, roots, "/data/c1/agents/a1/work", "src/main.cc",
+//       PathIntent::kWrite);
 //   // then, not before: broker/confined_open.h
 //   //   OpenConfined(root_fds[p->root_index], p->relative, O_WRONLY | O_CREAT, 0644)
 //

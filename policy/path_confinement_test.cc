@@ -58,12 +58,25 @@ class FakeTree : public HostView {
 
 FakeTree Conversation() {
   FakeTree t;
-  t.Dir("/c").Dir("/c/agents").Dir("/c/agents/a1").Dir("/c/agents/a1/work")
-      .Dir("/c/agents/a1/work/src").File("/c/agents/a1/work/src/main.cc")
-      .Dir("/c/agents/a2").Dir("/c/agents/a2/work").File("/c/agents/a2/work/notes.md")
-      .Dir("/c/repos").Dir("/c/repos/r1").File("/c/repos/r1/x.c")
-      .Dir("/s").Dir("/s/att").File("/s/att/spec.pdf")
-      .Dir("/etc").File("/etc/passwd").Dir("/root").Dir("/root/.ssh")
+  t.Dir("/c")
+      .Dir("/c/agents")
+      .Dir("/c/agents/a1")
+      .Dir("/c/agents/a1/work")
+      .Dir("/c/agents/a1/work/src")
+      .File("/c/agents/a1/work/src/main.cc")
+      .Dir("/c/agents/a2")
+      .Dir("/c/agents/a2/work")
+      .File("/c/agents/a2/work/notes.md")
+      .Dir("/c/repos")
+      .Dir("/c/repos/r1")
+      .File("/c/repos/r1/x.c")
+      .Dir("/s")
+      .Dir("/s/att")
+      .File("/s/att/spec.pdf")
+      .Dir("/etc")
+      .File("/etc/passwd")
+      .Dir("/root")
+      .Dir("/root/.ssh")
       .File("/root/.ssh/id_ed25519")
       // Symlink tricks inside the worktree.
       .Link("/c/agents/a1/work/etc_link", "/etc")
@@ -107,25 +120,25 @@ TEST_P(ConfinesInside, ToRootAndRelativePath) {
   EXPECT_EQ(p->exists, c.exists) << c.path;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PathConfinement, ConfinesInside,
-    testing::ValuesIn(std::vector<OkCase>{
-        {"src/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
-        {"./src//main.cc", PathIntent::kRead, 0, "src/main.cc", true},
-        {".", PathIntent::kRead, 0, ".", true},
-        {"src/../src/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
-        {"/c/agents/a1/work/src/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
-        {"/c/repos/r1/x.c", PathIntent::kWrite, 1, "r1/x.c", true},
-        {"../../../repos/r1/x.c", PathIntent::kRead, 1, "r1/x.c", true},
-        {"repo/x.c", PathIntent::kRead, 1, "r1/x.c", true},
-        {"repo_rel", PathIntent::kRead, 1, "r1/x.c", true},
-        {"chain1/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
-        {"/s/att/spec.pdf", PathIntent::kRead, 2, "spec.pdf", true},
-        {"src/new.cc", PathIntent::kWrite, 0, "src/new.cc", false},
-        {"new/dir/file.txt", PathIntent::kWrite, 0, "new/dir/file.txt", false},
-        {"dangling_in", PathIntent::kWrite, 0, "src/new.cc", false},
-        {"/c/repos/r2/new.c", PathIntent::kWrite, 1, "r2/new.c", false},
-    }));
+INSTANTIATE_TEST_SUITE_P(PathConfinement, ConfinesInside,
+                         testing::ValuesIn(std::vector<OkCase>{
+                             {"src/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
+                             {"./src//main.cc", PathIntent::kRead, 0, "src/main.cc", true},
+                             {".", PathIntent::kRead, 0, ".", true},
+                             {"src/../src/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
+                             {"/c/agents/a1/work/src/main.cc", PathIntent::kRead, 0, "src/main.cc",
+                              true},
+                             {"/c/repos/r1/x.c", PathIntent::kWrite, 1, "r1/x.c", true},
+                             {"../../../repos/r1/x.c", PathIntent::kRead, 1, "r1/x.c", true},
+                             {"repo/x.c", PathIntent::kRead, 1, "r1/x.c", true},
+                             {"repo_rel", PathIntent::kRead, 1, "r1/x.c", true},
+                             {"chain1/main.cc", PathIntent::kRead, 0, "src/main.cc", true},
+                             {"/s/att/spec.pdf", PathIntent::kRead, 2, "spec.pdf", true},
+                             {"src/new.cc", PathIntent::kWrite, 0, "src/new.cc", false},
+                             {"new/dir/file.txt", PathIntent::kWrite, 0, "new/dir/file.txt", false},
+                             {"dangling_in", PathIntent::kWrite, 0, "src/new.cc", false},
+                             {"/c/repos/r2/new.c", PathIntent::kWrite, 1, "r2/new.c", false},
+                         }));
 
 struct DenyCase {
   std::string path;
@@ -189,7 +202,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ConfinePath, RootsSpelledThroughSymlinks) {
   FakeTree t;
-  t.Link("/tmp", "private/tmp").Dir("/private").Dir("/private/tmp").Dir("/private/tmp/w")
+  t.Link("/tmp", "private/tmp")
+      .Dir("/private")
+      .Dir("/private/tmp")
+      .Dir("/private/tmp/w")
       .File("/private/tmp/w/f");
   std::vector<ConfinementRoot> roots = {{"/tmp/w", true}};
   for (const char* path : {"f", "/tmp/w/f", "/private/tmp/w/f"}) {
@@ -267,8 +283,8 @@ TEST_F(RealTree, SymlinkTricks) {
   EXPECT_EQ(Confine("src/a.txt", PathIntent::kRead)->relative, "src/a.txt");
   EXPECT_EQ(Confine("repos_link/new.c", PathIntent::kWrite)->root_index, 1u);
   EXPECT_EQ(Confine("new_in", PathIntent::kWrite)->relative, "src/b.txt");
-  for (const char* path : {"abs_out/secret", "rel_out", "new_out", "../outside/secret",
-                           "src/../../outside/secret"}) {
+  for (const char* path :
+       {"abs_out/secret", "rel_out", "new_out", "../outside/secret", "src/../../outside/secret"}) {
     for (PathIntent intent : {PathIntent::kRead, PathIntent::kWrite}) {
       absl::StatusOr<ConfinedPath> p = Confine(path, intent);
       EXPECT_EQ(p.status().code(), StatusCode::kPermissionDenied) << path;

@@ -22,14 +22,68 @@ bool IsMeta(char c) {
 bool IsNameStart(char c) { return absl::ascii_isalpha(c) || c == '_'; }
 bool IsNameChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
 
+// if then elif else fi do done case esac while until for select function { } ! [[ ]] time in
 bool IsReservedWord(absl::string_view w) {
-  static constexpr absl::string_view kWords[] = {
-      "if",  "then",   "elif",     "else", "fi", "do", "done", "case", "esac", "while", "until",
-      "for", "select", "function", "{",    "}",  "!",  "[[",   "]]",   "time", "in"};
-  for (absl::string_view r : kWords) {
-    if (w == r) return true;
+  if (w.empty() || w.size() > 8) return false;
+  switch (w[0]) {
+    case 'i':
+      return w == "if" || w == "in";
+    case 't':
+      return w == "then" || w == "time";
+    case 'e':
+      return w == "elif" || w == "else" || w == "esac";
+    case 'f':
+      return w == "fi" || w == "for" || w == "function";
+    case 'd':
+      return w == "do" || w == "done";
+    case 'c':
+      return w == "case";
+    case 'w':
+      return w == "while";
+    case 'u':
+      return w == "until";
+    case 's':
+      return w == "select";
+    case '{':
+    case '}':
+    case '!':
+      return w.size() == 1;
+    case '[':
+      return w == "[[";
+    case ']':
+      return w == "]]";
+    default:
+      return false;
   }
-  return false;
+}
+
+// Characters ReadWord treats specially; a run of anything else is copied at once.
+bool IsWordSpecial(char c) {
+  switch (c) {
+    case ' ':
+    case '\t':
+    case '\n':
+    case ';':
+    case '&':
+    case '|':
+    case '<':
+    case '>':
+    case '(':
+    case ')':
+    case '\\':
+    case '\'':
+    case '"':
+    case '$':
+    case '`':
+    case '*':
+    case '?':
+    case '[':
+    case '{':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
 }
 
 // NAME=…, NAME+=…, NAME[…]=… (the name part unquoted).
@@ -720,6 +774,7 @@ class Parser {
     const size_t serial = NewSerial();
     ShellCommand cmd;
     cmd.depth = st_->depth;
+    cmd.words.reserve(8);
     while (true) {
       SkipBlanks();
       if (AtEnd()) break;
@@ -924,9 +979,13 @@ class Parser {
           w->text += c;
           ++pos_;
           break;
-        default:
-          w->text += c;
-          ++pos_;
+        default: {
+          size_t end = pos_ + 1;
+          while (end < src_.size() && !IsWordSpecial(src_[end])) ++end;
+          if (!Tick(end - pos_ - 1)) return false;
+          w->text.append(src_.data() + pos_, end - pos_);
+          pos_ = end;
+        }
       }
     }
     if (pos_ == start) return Fail(absl::StrCat("expected a word, found ", Describe()));

@@ -55,6 +55,12 @@ struct SessionProxiesOptions {
   // Open client connections (negotiating or tunnelling) per session; more are closed at once,
   // so one sandbox cannot exhaust the broker's descriptors for every other session.
   size_t max_connections = 1024;
+  // Listening TCP sockets to serve instead of binding 127.0.0.1:0 — e.g. sockets the launcher
+  // created inside the sandbox's network namespace, so the sandbox reaches its proxies with no
+  // bridge process and no extra hop. SessionProxies takes ownership (also when Start fails);
+  // -1 binds a fresh 127.0.0.1 port.
+  int http_listen_fd = -1;
+  int socks_listen_fd = -1;
 };
 
 }  // namespace ccsandbox::proxy

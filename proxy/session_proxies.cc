@@ -1,7 +1,11 @@
 #include "proxy/session_proxies.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <future>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "asio/ip/tcp.hpp"
@@ -24,17 +28,37 @@ class Listener : public std::enable_shared_from_this<Listener> {
         acceptor_(state_->context()),
         retry_(state_->context()) {}
 
-  absl::StatusOr<uint16_t> Bind() {
+  // Binds 127.0.0.1:0, or adopts `listen_fd` (owned from here on) when it is not -1.
+  absl::StatusOr<uint16_t> Bind(int listen_fd) {
     std::error_code ec;
-    const asio::ip::tcp::endpoint endpoint(asio::ip::address_v4::loopback(), 0);
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) acceptor_.bind(endpoint, ec);
+    if (listen_fd >= 0) {
+      sockaddr_storage address{};
+      socklen_t length = sizeof(address);
+      int type = 0;
+      socklen_t type_length = sizeof(type);
+      if (getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+          getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 ||
+          type != SOCK_STREAM || (address.ss_family != AF_INET && address.ss_family != AF_INET6)) {
+        close(listen_fd);
+        return absl::InvalidArgumentError(
+            "the listening descriptor given for the egress proxy is not a TCP socket");
+      }
+      acceptor_.assign(address.ss_family == AF_INET ? asio::ip::tcp::v4() : asio::ip::tcp::v6(),
+                       listen_fd, ec);
+      if (ec) close(listen_fd);
+    } else {
+      const asio::ip::tcp::endpoint endpoint(asio::ip::address_v4::loopback(), 0);
+      acceptor_.open(endpoint.protocol(), ec);
+      if (!ec) acceptor_.bind(endpoint, ec);
+    }
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    const asio::ip::tcp::endpoint local =
+        ec ? asio::ip::tcp::endpoint() : acceptor_.local_endpoint(ec);
     if (ec) {
       return absl::UnavailableError(
-          absl::StrCat("cannot listen on 127.0.0.1 for the egress proxy: ", ec.message()));
+          absl::StrCat("cannot listen for the egress proxy: ", ec.message()));
     }
-    return acceptor_.local_endpoint().port();
+    return local.port();
   }
 
   void Accept() {
@@ -104,10 +128,18 @@ SessionProxies::SessionProxies(EventLoop& loop, std::shared_ptr<SessionState> st
 
 absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
     EventLoop& loop, SessionProxiesOptions options) {
+  const int http_fd = std::exchange(options.http_listen_fd, -1);
+  const int socks_fd = std::exchange(options.socks_listen_fd, -1);
+  auto close_given = [&] {
+    if (http_fd >= 0) close(http_fd);
+    if (socks_fd >= 0) close(socks_fd);
+  };
   if (options.allowlist == nullptr || options.resolver == nullptr) {
+    close_given();
     return absl::InvalidArgumentError("SessionProxies needs an allowlist and a resolver");
   }
   if (loop.InLoopThread()) {
+    close_given();
     return absl::FailedPreconditionError("SessionProxies::Start called on the event-loop thread");
   }
   const std::string session_id = options.session_id;
@@ -118,9 +150,12 @@ absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
   auto socks = std::make_shared<Listener>(state, Listener::Kind::kSocks5);
   absl::StatusOr<std::pair<uint16_t, uint16_t>> ports =
       loop.RunSync([&]() -> absl::StatusOr<std::pair<uint16_t, uint16_t>> {
-        absl::StatusOr<uint16_t> http_port = http->Bind();
-        if (!http_port.ok()) return http_port.status();
-        absl::StatusOr<uint16_t> socks_port = socks->Bind();
+        absl::StatusOr<uint16_t> http_port = http->Bind(http_fd);
+        if (!http_port.ok()) {
+          if (socks_fd >= 0) close(socks_fd);
+          return http_port.status();
+        }
+        absl::StatusOr<uint16_t> socks_port = socks->Bind(socks_fd);
         if (!socks_port.ok()) {
           http->Close();
           return socks_port.status();
@@ -145,9 +180,10 @@ absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
   proxies->http_port_ = ports->first;
   proxies->socks_port_ = ports->second;
   spdlog::info(
-      "egress proxies started: session={} http=127.0.0.1:{} socks5=127.0.0.1:{} network={} "
-      "allow_entries={}",
-      session_id, proxies->http_port_, proxies->socks_port_, network ? "on" : "off", entries);
+      "egress proxies started: session={} http={}:{} socks5={}:{} network={} allow_entries={}",
+      session_id, http_fd >= 0 ? "given-fd" : "127.0.0.1", proxies->http_port_,
+      socks_fd >= 0 ? "given-fd" : "127.0.0.1", proxies->socks_port_, network ? "on" : "off",
+      entries);
   return proxies;
 }
 

@@ -17,6 +17,10 @@
 //   ...
 //   (*proxies)->Stop();  // at Destroy; also done by the destructor
 //
+// Listeners: by default each proxy binds its own 127.0.0.1:0. SessionProxiesOptions can hand
+// in listening sockets instead (http_listen_fd / socks_listen_fd), e.g. ones the launcher made
+// inside the sandbox's network namespace, so no bridge hop sits between the sandbox and us.
+//
 // Threads: Start and Stop are called from any thread except the loop's (they wait for it); the
 // violation callback runs on the loop thread. The loop outlives every SessionProxies on it.
 #ifndef CCSANDBOX_PROXY_SESSION_PROXIES_H_

@@ -2,7 +2,11 @@
 // 127.0.0.1, names answered by StaticResolver, never a real outside address.
 #include "proxy/session_proxies.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -623,6 +627,58 @@ TEST_F(SessionProxiesTest, ManyConcurrentTunnelsOnOneLoop) {
   EXPECT_EQ(ok.load(), 16 * 20);
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_EQ(proxies->open_connections(), 0u);
+}
+
+TEST_F(SessionProxiesTest, ServesListeningSocketsItIsGiven) {
+  // As the launcher would create them inside the sandbox's network namespace.
+  auto listener = [] {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(a);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), length);
+    listen(fd, 16);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    return std::make_pair(fd, ntohs(a.sin_port));
+  };
+  const auto [http_fd, http_port] = listener();
+  const auto [socks_fd, socks_port] = listener();
+  absl::StatusOr<policy::EgressAllowlist> list =
+      policy::EgressAllowlist::Resolve(true, std::vector<std::string>{Allowed(echo_.port())});
+  SessionProxiesOptions options;
+  options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+  options.resolver = resolver_;
+  options.http_listen_fd = http_fd;
+  options.socks_listen_fd = socks_fd;
+  absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
+      SessionProxies::Start(loop_, std::move(options));
+  ASSERT_TRUE(proxies.ok()) << proxies.status();
+  EXPECT_EQ((*proxies)->http_port(), http_port);
+  EXPECT_EQ((*proxies)->socks_port(), socks_port);
+  Fd http = ConnectTo(http_port);
+  EXPECT_EQ(StatusCode(Connect(http.get(), Allowed(echo_.port()))), 200);
+  Fd socks = ConnectTo(socks_port);
+  ASSERT_EQ(Socks5Handshake(socks.get()), 0);
+  EXPECT_EQ(Socks5Request(socks.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+  (*proxies)->Stop();
+  EXPECT_EQ(fcntl(http_fd, F_GETFD), -1);  // closed with the session
+  EXPECT_FALSE(ConnectTo(http_port).valid());
+}
+
+TEST_F(SessionProxiesTest, RefusesAGivenDescriptorThatIsNotATcpListenerAndClosesIt) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  absl::StatusOr<policy::EgressAllowlist> list =
+      policy::EgressAllowlist::Resolve(true, std::vector<std::string>{});
+  SessionProxiesOptions options;
+  options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+  options.resolver = resolver_;
+  options.http_listen_fd = pipe_fds[0];
+  EXPECT_EQ(SessionProxies::Start(loop_, std::move(options)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(fcntl(pipe_fds[0], F_GETFD), -1);
+  close(pipe_fds[1]);
 }
 
 TEST(SessionProxiesStart, NeedsAnAllowlistAndAResolver) {

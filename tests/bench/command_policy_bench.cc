@@ -95,8 +95,8 @@ void Run(const char* label, const std::vector<std::string>& mix, Mode mode, doub
   for (const std::string& s : mix) sink += static_cast<int>(EvaluateCommand(mode, s).verdict);
   size_t evaluated = 0;
   const Clock::time_point start = Clock::now();
-  const Clock::time_point stop = start + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(seconds));
+  const Clock::time_point stop =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   Clock::time_point now = start;
   for (int pass = 0; passes > 0 ? pass < passes : now < stop; ++pass) {
     for (const std::string& s : mix) {
@@ -106,8 +106,8 @@ void Run(const char* label, const std::vector<std::string>& mix, Mode mode, doub
     now = Clock::now();
   }
   const double elapsed = std::chrono::duration<double>(now - start).count();
-  std::printf("%-10s %-12s %5zu lines (avg %3zu B)  %10.0f lines/s  %7.2f us/line  [%d]\n",
-              label, std::string(ccsandbox::policy::ModeName(mode)).c_str(), mix.size(),
+  std::printf("%-10s %-12s %5zu lines (avg %3zu B)  %10.0f lines/s  %7.2f us/line  [%d]\n", label,
+              std::string(ccsandbox::policy::ModeName(mode)).c_str(), mix.size(),
               bytes / mix.size(), evaluated / elapsed, 1e6 * elapsed / evaluated, sink & 1);
 }
 
@@ -126,13 +126,13 @@ int main(int argc, char** argv) {
     } else if (absl::ConsumePrefix(&a, "--cases=")) {
       cases = std::string(a);
     } else {
-      std::fprintf(stderr, "usage: command_policy_bench [--seconds=N | --passes=N] [--cases=FILE]\n");
+      std::fprintf(stderr,
+                   "usage: command_policy_bench [--seconds=N | --passes=N] [--cases=FILE]\n");
       return 2;
     }
   }
   std::vector<std::string> table = LoadTable(cases);
-  std::printf("command policy: parse + classify + decide, one thread, %.1fs per figure\n",
-              seconds);
+  std::printf("command policy: parse + classify + decide, one thread, %.1fs per figure\n", seconds);
   for (Mode mode : {Mode::kChat, Mode::kPlan}) Run("agent mix", AgentMix(), mode, seconds, passes);
   if (table.empty()) {
     std::fprintf(stderr, "no table at %s (pass --cases=FILE)\n", cases.c_str());

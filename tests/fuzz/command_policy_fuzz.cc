@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-
 #include "policy/command_policy.h"
 #include "policy/shell_parser.h"
 
