@@ -35,10 +35,7 @@ namespace {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
-  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  ParseDashedCommandLine(argc, argv);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
 
   const std::string listen = absl::GetFlag(FLAGS_listen);

@@ -203,11 +203,7 @@ int Main(int argc, char** argv) {
       "sandboxctl --broker=unix:PATH probe [--json]\n"
       "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "
       "[--timeout=SECONDS] [--json] -- CMD [ARGS...]");
-  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  const std::vector<std::string> positional = ParseDashedCommandLine(argc, argv);
   if (positional.size() < 2) {
     return Fail("missing subcommand: probe or run (see --help)");
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/parse.h"
+
 namespace ccsandbox {
 
 inline std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
@@ -21,6 +23,17 @@ inline std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
     }
   }
   return out;
+}
+
+// absl::ParseCommandLine over UnderscoreFlagNames; returns the positional arguments
+// (argv[0] first), copied so they outlive the parse.
+inline std::vector<std::string> ParseDashedCommandLine(int argc, char** argv) {
+  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  return std::vector<std::string>(positional.begin(), positional.end());
 }
 
 }  // namespace ccsandbox

@@ -57,10 +57,7 @@ class DenyAllService : public grpc::CallbackGenericService {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
-  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  ParseDashedCommandLine(argc, argv);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ launcher: %v");
 
   const std::string socket_path = absl::GetFlag(FLAGS_socket);
