@@ -13,6 +13,7 @@
 #include "broker/deny_scan.h"
 #include "launcher/real_host_view.h"
 #include "policy/deny_sets.h"
+#include "policy/egress_allowlist.h"
 #include "policy/filename_policy.h"
 #include "policy/launch_plan.h"
 #include "policy/spec_validation.h"
@@ -74,6 +75,8 @@ BrokerService::BrokerService(BrokerConfig config)
     : config_(std::move(config)),
       launcher_channel_(LauncherChannel(config_.launcher_address)),
       launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
+      egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_),
+      create_guard_(config_.create_guard),
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
       home_dirs_(CurrentHomeDirs()),
       native_env_(policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, config_.host_env)),
@@ -98,8 +101,20 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     return ToGrpc(valid);
   }
   const v1::SandboxSpec& spec = request->spec();
+  if (absl::Status valid = policy::ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok()) {
+    return ToGrpc(valid);
+  }
+  const bool guard_matters = choice->actual == v1::SANDBOX_BACKEND_NATIVE &&
+                             policy::HasWritableMount(spec) &&
+                             !policy::EffectiveFilenameDenyPatterns(spec).empty();
+  const CreateGuardState guard = guard_matters ? CurrentCreateGuard() : CreateGuardState();
   absl::StatusOr<policy::FilenamePolicyDecision> filenames =
-      policy::DecideFilenamePolicy(spec, choice->actual, /*create_time_enforcement=*/false);
+      policy::DecideFilenamePolicy(spec, choice->actual, guard.available);
+  if (!filenames.ok() && guard_matters) {
+    filenames = absl::Status(filenames.status().code(),
+                             absl::StrCat(filenames.status().message(), " [launcher: ",
+                                          guard.reason, "]"));
+  }
   if (!filenames.ok()) {
     spdlog::warn("session {} refused: {}", spec.session_id(),
                  std::string(filenames.status().message()));
@@ -124,11 +139,30 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     if (!resolved.ok()) return ToGrpc(resolved.status());
     deny = std::move(*resolved);
   }
-  if (absl::Status created = sessions_.Create(spec, *handle, std::move(deny)); !created.ok()) {
+  // A sandboxed session reaches the network only through its own proxies.
+  std::string egress_note = "not confined: the none backend has the host's network";
+  bool started_egress = false;
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+    absl::StatusOr<EgressSummary> egress = egress_.Start(spec);
+    if (!egress.ok()) {
+      spdlog::warn("session {} refused: egress: {}", spec.session_id(),
+                   std::string(egress.status().message()));
+      return ToGrpc(egress.status());
+    }
+    started_egress = true;
+    egress_note = egress->network_enabled
+                      ? absl::StrCat("proxies on, ", egress->allow_entries, " allow entries")
+                      : "proxies on, networkEnabled=false: every connection is refused";
+  }
+  SetDetail(*handle, "egress", egress_note);
+  if (absl::Status created =
+          sessions_.Create(spec, *handle, std::move(deny), filenames->create_guard_patterns);
+      !created.ok()) {
+    if (started_egress) egress_.Stop(spec.session_id());  // ours: Start refuses a second set
     return ToGrpc(created);
   }
-  spdlog::info("session {} launched: backend {} ({})", spec.session_id(),
-               std::string(policy::BackendName(choice->actual)), choice->note);
+  spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
+               std::string(policy::BackendName(choice->actual)), choice->note, egress_note);
   if (filenames->weakened) {
     spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
   }
@@ -144,9 +178,24 @@ absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::Sand
                                    spec.runner_state_dirs().end());
   request.protected_paths.assign(spec.protected_paths().begin(), spec.protected_paths().end());
   request.home_dirs = home_dirs_;
+  request.filename_deny_patterns = policy::EffectiveFilenameDenyPatterns(spec);
   absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
   if (!scan.ok()) return scan.status();
   return policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+}
+
+CreateGuardState BrokerService::CurrentCreateGuard() {
+  absl::MutexLock lock(&create_guard_mu_);
+  if (!create_guard_.known) {
+    create_guard_ =
+        CreateGuardStateFrom(ProbeLauncher(*launcher_, std::chrono::milliseconds(2000)));
+    if (create_guard_.known) {
+      spdlog::info("launcher answered: {}",
+                   policy::FilenameEnforcementNote(true, create_guard_.available,
+                                                   create_guard_.reason));
+    }
+  }
+  return create_guard_;
 }
 
 std::string BrokerService::NextRunId(const std::string& session_id) {
@@ -174,6 +223,19 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   inputs.deny = std::move(start->deny);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return ToGrpc(plan.status());
+  if (!start->create_guard_patterns.empty()) {
+    for (const std::string& pattern : start->create_guard_patterns) {
+      plan->mutable_create_guard()->add_deny_patterns(pattern);
+    }
+  }
+  if (start->backend == v1::SANDBOX_BACKEND_NATIVE) {
+    std::optional<v1::EgressPlan> egress = egress_.PlanFor(request->session_id());
+    if (!egress.has_value()) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "the session's egress proxies are gone (destroyed?)");
+    }
+    *plan->mutable_egress() = *std::move(egress);
+  }
 
   // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
   if (launcher_channel_->GetState(true) != GRPC_CHANNEL_READY &&
@@ -212,6 +274,8 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   while (reader->Read(&event)) {
     started = started || event.has_starting();
     ended = ended || event.has_exit() || event.has_killed();
+    // Proxy refusals of this run go out before its last event.
+    if (ended && start->backend == v1::SANDBOX_BACKEND_NATIVE) egress_.Flush(absl::Seconds(1));
     if (!client_gone && !write(event)) {
       client_gone = true;
       launcher_context.TryCancel();
@@ -277,6 +341,7 @@ grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionReque
   auto destroyed = sessions_.Destroy(request->session_id());
   if (!destroyed.ok()) return ToGrpc(destroyed.status());
   SignalRuns(destroyed->second, SIGKILL, "session destroyed");
+  egress_.Stop(request->session_id());
   *handle = destroyed->first;
   spdlog::info("session {} destroyed", request->session_id());
   return grpc::Status::OK;

@@ -9,6 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "broker/launcher_probe.h"
+#include "broker/runtime_dir.h"
+#include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
 #include "grpcpp/grpcpp.h"
@@ -23,6 +26,13 @@ struct BrokerConfig {
   std::string status_line;         // the boot line
   std::string launcher_address;    // e.g. unix:/run/ccsandbox/launcher.sock
   std::map<std::string, std::string> host_env;  // the broker's own environment
+  // Egress for sandboxed sessions; all three outlive the service.
+  proxy::EventLoop* proxy_loop = nullptr;
+  std::shared_ptr<proxy::Resolver> resolver;
+  RuntimeDir* runtime_dir = nullptr;
+  // What the launcher said at boot about create-time filename enforcement; asked again at
+  // Launch while unknown.
+  CreateGuardState create_guard;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {
@@ -48,6 +58,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);
+  // The launcher's create guard, probing it again (briefly) while it has not answered.
+  CreateGuardState CurrentCreateGuard();
   // Scans the spec's mounts on the host: both deny sets, in both spellings.
   absl::StatusOr<policy::DenyPaths> ResolveDenyPaths(const v1::SandboxSpec& spec);
 
@@ -56,6 +68,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
   std::unique_ptr<v1::SandboxLauncher::Stub> launcher_;
   SessionTable sessions_;
   SessionEvents events_;
+  SessionEgress egress_;  // after events_: its relay publishes there until it stops
+  absl::Mutex create_guard_mu_;
+  CreateGuardState create_guard_ ABSL_GUARDED_BY(create_guard_mu_);
   std::atomic<uint64_t> run_counter_{0};
   const uint64_t run_salt_;
   const std::vector<std::string> home_dirs_;

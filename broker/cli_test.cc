@@ -1,6 +1,7 @@
 #include <signal.h>
 
 #include "broker/cli_events.h"
+#include "broker/cli_policy.h"
 #include "broker/cli_spec.h"
 #include "gtest/gtest.h"
 
@@ -80,6 +81,67 @@ TEST(EventJson, PrintsExitCodeZero) {
   v1::SandboxEvent e;
   e.mutable_exit()->set_exit_code(0);
   EXPECT_EQ(EventJson(e), R"({"sessionId":"","backend":"SANDBOX_BACKEND_UNSPECIFIED","exit":{"exitCode":0}})");
+}
+
+TEST(PolicyExitCode, FollowsTheVerdictAndFailsClosedWithoutOne) {
+  EXPECT_EQ(PolicyExitCode(v1::POLICY_VERDICT_ALLOW), 0);
+  EXPECT_EQ(PolicyExitCode(v1::POLICY_VERDICT_PROMPT), 1);
+  EXPECT_EQ(PolicyExitCode(v1::POLICY_VERDICT_DENY), 2);
+  EXPECT_EQ(PolicyExitCode(v1::POLICY_VERDICT_UNSPECIFIED), 125);
+}
+
+TEST(CommandLineFromWords, JoinsWithSpaces) {
+  EXPECT_EQ(CommandLineFromWords({"git commit -m 'x y' && npm i"}), "git commit -m 'x y' && npm i");
+  EXPECT_EQ(CommandLineFromWords({"git", "push", "origin", "main"}), "git push origin main");
+  EXPECT_EQ(CommandLineFromWords({}), "");
+}
+
+TEST(FormatCommandDecision, PrintsRuleSubcommandReasonAndFindings) {
+  v1::CommandDecision d;
+  d.set_verdict(v1::POLICY_VERDICT_DENY);
+  d.set_rule("install_package");
+  d.set_rule_name("install a package");
+  d.set_subcommand("npm i");
+  d.set_reason("installs packages");
+  d.set_fully_analysed(true);
+  v1::CommandFinding* commit = d.add_findings();
+  commit->set_verdict(v1::POLICY_VERDICT_DENY);
+  commit->set_rule("create_commit");
+  commit->set_subcommand("git commit -m x");
+  v1::CommandFinding* install = d.add_findings();
+  install->set_verdict(v1::POLICY_VERDICT_DENY);
+  install->set_rule("install_package");
+  install->set_subcommand("npm i");
+  EXPECT_EQ(FormatCommandDecision(d),
+            "verdict: deny\n"
+            "rule: install_package (install a package)\n"
+            "subcommand: npm i\n"
+            "reason: installs packages\n"
+            "findings:\n"
+            "  deny create_commit: git commit -m x\n"
+            "  deny install_package: npm i\n");
+
+  v1::CommandDecision dynamic;
+  dynamic.set_verdict(v1::POLICY_VERDICT_PROMPT);
+  dynamic.set_rule("dynamic_code");
+  dynamic.set_rule_name("run code the policy cannot see");
+  dynamic.set_reason("eval of a variable");
+  dynamic.add_findings()->set_rule("dynamic_code");
+  EXPECT_EQ(FormatCommandDecision(dynamic),
+            "verdict: prompt\n"
+            "rule: dynamic_code (run code the policy cannot see)\n"
+            "reason: eval of a variable\n"
+            "not fully analysed: part of the line runs code the policy cannot see\n");
+}
+
+TEST(CommandDecisionJson, IsOneLineWithEveryField) {
+  v1::CommandDecision d;
+  d.set_verdict(v1::POLICY_VERDICT_ALLOW);
+  d.set_rule("read_only");
+  const std::string json = CommandDecisionJson(d);
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+  EXPECT_NE(json.find(R"("verdict":"POLICY_VERDICT_ALLOW")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("fullyAnalysed":false)"), std::string::npos) << json;
 }
 
 }  // namespace

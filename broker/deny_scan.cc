@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
 #include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "policy/filename_patterns.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::broker {
@@ -35,7 +37,9 @@ bool Exists(const std::string& path) {
 
 class Walker {
  public:
-  Walker(const ScanRequest& request, policy::DenyScan& scan) : request_(request), scan_(scan) {
+  Walker(const ScanRequest& request, policy::DenyScan& scan,
+         std::optional<policy::FilenamePatterns> patterns)
+      : request_(request), scan_(scan), patterns_(std::move(patterns)) {
     for (const std::string& name : policy::SecretNames()) secret_names_.insert(name);
     for (const std::string& rel : policy::MandatoryDenyWriteNames()) {
       std::vector<std::string> parts = absl::StrSplit(rel, '/');
@@ -76,6 +80,11 @@ class Walker {
           continue;  // hidden whole
         }
         const bool deny_writes = writable && !InRunnerState(path);
+        // An existing .env / key / certificate stays as it is: read-only, pinned.
+        if (writable && patterns_.has_value() && patterns_->Match(name).has_value()) {
+          scan_.deny_write.push_back(path);
+          continue;
+        }
         if (deny_writes && deny_write_names_.count(name) > 0) {
           scan_.deny_write.push_back(path);
           continue;  // read-only whole
@@ -110,6 +119,7 @@ class Walker {
   std::set<std::string> deny_write_names_;
   std::multimap<std::string, std::string> deny_write_nested_;
   std::set<std::string> mount_roots_;
+  std::optional<policy::FilenamePatterns> patterns_;
   size_t entries_ = 0;
 };
 
@@ -124,7 +134,17 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
   for (const std::string& pattern : policy::SystemSecretPaths()) {
     for (std::string& p : ExpandGlob(pattern)) scan.system_secrets.push_back(std::move(p));
   }
-  Walker walker(request, scan);
+  std::optional<policy::FilenamePatterns> patterns;
+  if (!request.filename_deny_patterns.empty()) {
+    absl::StatusOr<policy::FilenamePatterns> created =
+        policy::FilenamePatterns::Create(request.filename_deny_patterns);
+    if (!created.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("writeDenyPatterns: ", created.status().message()));
+    }
+    patterns = *std::move(created);
+  }
+  Walker walker(request, scan, std::move(patterns));
   for (const v1::PlanMount& mount : request.mounts) {
     if (absl::Status s = walker.Walk(mount.guest_path(), !mount.read_only()); !s.ok()) return s;
   }

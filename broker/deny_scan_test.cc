@@ -121,6 +121,41 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
   EXPECT_EQ(got.find("/home/w/link"), std::string::npos) << got;
 }
 
+TEST_F(DenyScanTest, ExistingFilesMatchingFilenamePatternsInWritableMountsAreDenied) {
+  for (const char* file : {"/home/w/.env", "/home/w/a/b/server.PEM", "/home/w/a/.env.local",
+                           "/home/w/state/cache.key", "/data/checkout/ca.pem",
+                           "/home/w/environment"}) {
+    std::ofstream(r_ + file) << "x";
+  }
+  ASSERT_EQ(mkdir((r_ + "/home/w/tls.key").c_str(), 0755), 0);  // a directory with such a name
+  v1::PlanMount home, data;
+  home.set_host_path(r_ + "/home");
+  home.set_guest_path(r_ + "/home");
+  data.set_host_path(r_ + "/data");
+  data.set_guest_path(r_ + "/data");
+  data.set_read_only(true);
+  ScanRequest request;
+  request.mounts = {home, data};
+  request.runner_state_dirs = {r_ + "/home/w/state"};
+  request.filename_deny_patterns = {".env", ".env.*", "*.key", "*.pem"};
+  absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  std::vector<std::string> found = scan->deny_write;
+  std::sort(found.begin(), found.end());
+  // Case-insensitive names, any depth, runner state dirs too (they are writable binds); the
+  // read-only mount needs nothing; a name that merely starts alike is left alone.
+  std::vector<std::string> want = {r_ + "/home/.bashrc",           r_ + "/home/w/.env",
+                                   r_ + "/home/w/.mcp.json",       r_ + "/home/w/a/.env.local",
+                                   r_ + "/home/w/a/b/.zshrc",      r_ + "/home/w/a/b/server.PEM",
+                                   r_ + "/home/w/repo/.git/config", r_ + "/home/w/repo/.git/hooks",
+                                   r_ + "/home/w/state/cache.key", r_ + "/home/w/tls.key"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(found, want);
+
+  request.filename_deny_patterns = {"a/b"};
+  EXPECT_EQ(ScanForDenyPaths(request).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(DenyScanTest, ATreeTooLargeToScanIsRefused) {
   ScanRequest request;
   v1::PlanMount mount;

@@ -12,13 +12,21 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
+#include "broker/launcher_probe.h"
+#include "broker/policy_service.h"
+#include "broker/runtime_dir.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "launcher/dashed_flags.h"
+#include "policy/filename_policy.h"
 #include "policy/probe.h"
+#include "proxy/event_loop.h"
+#include "proxy/resolver.h"
+#include "proxy/static_resolver.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "", "address to serve on: unix:PATH (socket mode 0660)");
@@ -26,6 +34,14 @@ ABSL_FLAG(std::string, launcher, "", "the launcher's address: unix:PATH");
 ABSL_FLAG(std::string, sandbox, "",
           "on (default: wrap whenever the host offers a backend) or off; "
           "CC_SERVER_SANDBOX is read when the flag is not given");
+
+ABSL_FLAG(std::string, runtime_dir, "",
+          "private directory for the sessions' proxy sockets (default: "
+          "$XDG_RUNTIME_DIR/ccsandbox-broker, else /tmp/ccsandbox-broker-UID); emptied at boot "
+          "and removed at exit");
+ABSL_FLAG(std::string, egress_hosts_file, "",
+          "TESTS ONLY: the egress proxies resolve names from this hosts(5)-style file instead "
+          "of DNS, and every other name fails");
 
 extern char** environ;
 
@@ -38,7 +54,17 @@ int Main(int argc, char** argv) {
   ParseDashedCommandLine(argc, argv);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
 
+  // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
+  // the mask, so SIGINT/SIGTERM reach only the stopper below and shutdown is orderly.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   const std::string listen = absl::GetFlag(FLAGS_listen);
+  proxy::EventLoop proxy_loop;
   BrokerConfig config;
   config.launcher_address = absl::GetFlag(FLAGS_launcher);
   if (listen.empty() || config.launcher_address.empty()) {
@@ -63,20 +89,53 @@ int Main(int argc, char** argv) {
   config.host.sandbox_enabled = sandbox == "on";
   config.host.probe = policy::EvaluateProbe(GatherHostFacts(path_env ? path_env : ""));
   config.status_line = policy::BootLine(config.host.probe, config.host.sandbox_enabled);
+  if (config.host.sandbox_enabled && config.host.probe.available()) {
+    // Whether writable Linux runs can have their filename-pattern denies is the launcher's
+    // to say: ask it (it is normally up first), and put the answer on the one boot line.
+    auto stub = v1::SandboxLauncher::NewStub(
+        grpc::CreateChannel(config.launcher_address, grpc::InsecureChannelCredentials()));
+    config.create_guard =
+        CreateGuardStateFrom(ProbeLauncher(*stub, std::chrono::milliseconds(3000)));
+    absl::StrAppend(&config.status_line, "; ",
+                    policy::FilenameEnforcementNote(config.create_guard.known,
+                                                    config.create_guard.available,
+                                                    config.create_guard.reason));
+  }
   spdlog::info("{}", config.status_line);
 
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // Egress: one resolver for every session's proxies (the loop is declared first: the resolver
+  // posts to it, so it must go last).
+  const std::string hosts_file = absl::GetFlag(FLAGS_egress_hosts_file);
+  if (hosts_file.empty()) {
+    config.resolver = std::make_shared<proxy::SystemResolver>();
+  } else {
+    auto fixed = std::make_shared<proxy::StaticResolver>();
+    if (absl::Status loaded = fixed->AddHostsFile(hosts_file); !loaded.ok()) {
+      spdlog::critical("--egress-hosts-file: {}", std::string(loaded.message()));
+      return 2;
+    }
+    spdlog::warn("egress names resolve from {} only (--egress-hosts-file is for tests)",
+                 hosts_file);
+    config.resolver = std::move(fixed);
+  }
+  std::string runtime_root = absl::GetFlag(FLAGS_runtime_dir);
+  if (runtime_root.empty()) runtime_root = RuntimeDir::DefaultRoot();
+  absl::StatusOr<std::unique_ptr<RuntimeDir>> runtime_dir = RuntimeDir::Open(runtime_root);
+  if (!runtime_dir.ok()) {
+    spdlog::critical("{}", std::string(runtime_dir.status().message()));
+    return 2;
+  }
+  config.proxy_loop = &proxy_loop;
+  config.runtime_dir = runtime_dir->get();
 
   BrokerService service(config);
+  PolicyService policy_service;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
+  builder.RegisterService(&policy_service);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials());
   const mode_t old_mask = umask(0117);  // the socket is created 0660
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

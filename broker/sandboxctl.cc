@@ -3,10 +3,13 @@
 //   sandboxctl --broker=unix:PATH probe [--json]
 //   sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS]
 //              [--backend=NAME] [--stdin] [--no-filename-denies] [--json] -- CMD [ARGS...]
+//   sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'
 //
 // run passes the command's output through live, reports violations on stderr and exits
 // with the command's code (128+signal when killed, 125 when sandboxctl, the broker or the
 // launcher failed — with a one-line message).
+// policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
+// (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "broker/cli_events.h"
+#include "broker/cli_exit.h"
+#include "broker/cli_policy.h"
 #include "broker/cli_spec.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -44,16 +49,10 @@ ABSL_FLAG(bool, no_filename_denies, false,
           "run: explicitly accept a policy WITHOUT the .env/*.key/*.pem create denies "
           "(writeDenyPatterns: []); Linux refuses writable runs that need them until "
           "create-time enforcement is available");
+ABSL_FLAG(std::string, mode, "", "policy check: chat, review, plan or orchestrate");
 
 namespace ccsandbox::broker {
 namespace {
-
-constexpr int kToolError = 125;
-
-int Fail(const std::string& message) {
-  std::cerr << "sandboxctl: " << message << std::endl;
-  return kToolError;
-}
 
 void WriteAll(int fd, const std::string& data) {
   size_t off = 0;
@@ -202,10 +201,11 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandboxctl --broker=unix:PATH probe [--json]\n"
       "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "
-      "[--timeout=SECONDS] [--json] -- CMD [ARGS...]");
+      "[--timeout=SECONDS] [--json] -- CMD [ARGS...]\n"
+      "  sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'");
   const std::vector<std::string> positional = ParseDashedCommandLine(argc, argv);
   if (positional.size() < 2) {
-    return Fail("missing subcommand: probe or run (see --help)");
+    return Fail("missing subcommand: probe, run or policy (see --help)");
   }
   const std::string subcommand = positional[1];
   std::string address = absl::GetFlag(FLAGS_broker);
@@ -227,7 +227,12 @@ int Main(int argc, char** argv) {
   if (subcommand == "run") {
     return Run(*stub, std::vector<std::string>(positional.begin() + 2, positional.end()), json);
   }
-  return Fail(absl::StrCat("unknown subcommand '", subcommand, "': expected probe or run"));
+  if (subcommand == "policy") {
+    return RunPolicyCommand(channel,
+                            std::vector<std::string>(positional.begin() + 2, positional.end()),
+                            absl::GetFlag(FLAGS_mode), json);
+  }
+  return Fail(absl::StrCat("unknown subcommand '", subcommand, "': expected probe, run or policy"));
 }
 
 }  // namespace

@@ -12,9 +12,13 @@ absl::Status NotFound(const std::string& id) {
 }  // namespace
 
 absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
-                                  policy::DenyPaths deny) {
+                                  policy::DenyPaths deny,
+                                  std::vector<std::string> create_guard_patterns) {
   absl::MutexLock lock(&mu_);
-  if (!sessions_.emplace(spec.session_id(), Session{spec, handle, {}, std::move(deny)}).second) {
+  if (!sessions_
+           .emplace(spec.session_id(), Session{spec, handle, {}, std::move(deny),
+                                               std::move(create_guard_patterns)})
+           .second) {
     return absl::AlreadyExistsError(
         absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));
   }
@@ -42,7 +46,8 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string&
   if (it == sessions_.end()) return NotFound(session_id);
   it->second.runs.insert(run_id);
   it->second.handle.set_state(v1::SANDBOX_STATE_ACTIVE);
-  return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny};
+  return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny,
+                  it->second.create_guard_patterns};
 }
 
 void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {

@@ -21,11 +21,14 @@ class SessionTable {
     v1::SandboxSpec spec;
     v1::SandboxBackend backend;
     policy::DenyPaths deny;
+    std::vector<std::string> create_guard_patterns;  // empty: no create guard
   };
 
-  // ALREADY_EXISTS when the session id is taken. `deny` is fixed at Launch.
+  // ALREADY_EXISTS when the session id is taken. `deny` and the create guard's patterns are
+  // fixed at Launch.
   absl::Status Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
-                      policy::DenyPaths deny = {});
+                      policy::DenyPaths deny = {},
+                      std::vector<std::string> create_guard_patterns = {});
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
   std::vector<v1::SandboxHandle> List() const;
@@ -45,6 +48,7 @@ class SessionTable {
     v1::SandboxHandle handle;
     std::set<std::string> runs;
     policy::DenyPaths deny;
+    std::vector<std::string> create_guard_patterns;
   };
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);

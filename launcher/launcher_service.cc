@@ -1,38 +1,64 @@
 #include "launcher/launcher_service.h"
 
 #include <grp.h>
+#include <signal.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "launcher/create_supervisor.h"
+#include "launcher/notify_channel.h"
 #include "launcher/real_host_view.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
+#include "policy/create_guard_plan.h"
 #include "policy/egress_wiring.h"
 #include "policy/env_scrub.h"
 #include "policy/plan_validation.h"
+#include "policy/violation_dedup.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::launcher {
 namespace {
 
+// The run's event stream. Emit is called from the supervising thread and from the create
+// guard's thread; the run's last event (exit / killed) is written only after the guard has
+// stopped, so no violation ever follows it.
 class GrpcSink : public EventSink {
  public:
   GrpcSink(grpc::ServerContext* context, grpc::ServerWriter<v1::SandboxEvent>* writer,
            const v1::LaunchPlan& plan)
       : context_(context), writer_(writer), plan_(plan) {}
+
+  // Runs once, unlocked, right before the last event is written.
+  void BeforeLastEvent(std::function<void()> hook) { before_last_ = std::move(hook); }
+
   bool Emit(const v1::SandboxEvent& event) override {
+    if ((event.has_exit() || event.has_killed()) && before_last_) {
+      std::function<void()> hook = std::move(before_last_);
+      before_last_ = nullptr;
+      hook();
+    }
     v1::SandboxEvent labelled = event;
     labelled.set_session_id(plan_.session_id());
     labelled.set_backend(plan_.backend());
+    absl::MutexLock lock(&mu_);
+    if (event.has_violation()) {
+      if (event.violation().action() == kActionFileWriteCreate) {
+        dedup_.RecordCreateRefusal(event.violation().target());
+      } else if (dedup_.IsEcho(event.violation())) {
+        return true;  // the supervisor reported this refusal already, exactly
+      }
+    }
     return writer_->Write(labelled);
   }
   bool Cancelled() override { return context_->IsCancelled(); }
@@ -41,6 +67,9 @@ class GrpcSink : public EventSink {
   grpc::ServerContext* context_;
   grpc::ServerWriter<v1::SandboxEvent>* writer_;
   const v1::LaunchPlan& plan_;
+  std::function<void()> before_last_;  // touched by the supervising thread only
+  absl::Mutex mu_;
+  policy::ViolationDedup dedup_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -87,11 +116,13 @@ grpc::Status LauncherService::Probe(grpc::ServerContext*, const v1::LauncherProb
   if (uname(&uts) == 0) response->set_kernel_release(uts.release);
   response->set_launcher_uid(geteuid());
   for (const std::string& dir : config_.system_ro_dirs) response->add_system_ro_dirs(dir);
+  response->set_create_guard_available(config_.create_guard_available);
+  response->set_create_guard_reason(config_.create_guard_reason);
   return grpc::Status::OK;
 }
 
 absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPlan& plan,
-                                                              UniqueFd& seccomp) const {
+                                                              SpawnFds& fds) const {
   absl::StatusOr<std::optional<Identity>> identity = IdentityFor(peer_uid_);
   if (!identity.ok()) return identity.status();
 
@@ -127,10 +158,24 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
       return absl::InternalError(
           absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
     }
-    seccomp = std::move(*bpf);
-    spec.inherit_fds.push_back(seccomp.get());
-    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, seccomp.get(),
+    fds.seccomp = std::move(*bpf);
+    spec.inherit_fds.push_back(fds.seccomp.get());
+    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, fds.seccomp.get(),
                               config_.shim_path};
+    if (plan.has_create_guard()) {
+      // Never run a plan that needs the guard without it: refuse instead.
+      if (!config_.create_guard_available) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "createGuard: this launcher cannot enforce filename-pattern denies at creation "
+            "time: ", config_.create_guard_reason));
+      }
+      absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
+      if (!channel.ok()) return channel.status();
+      fds.guard_launcher = std::move(channel->first);
+      fds.guard_shim = std::move(channel->second);
+      spec.inherit_fds.push_back(fds.guard_shim.get());
+      bwrap.create_guard_fd = fds.guard_shim.get();
+    }
     absl::StatusOr<std::vector<std::string>> argv =
         policy::RenderBwrapArgv(plan, bwrap, RealHostView());
     if (!argv.ok()) return argv.status();
@@ -159,8 +204,8 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_, std::string(valid.message()));
     return ToGrpc(valid);
   }
-  UniqueFd seccomp;
-  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan, seccomp);
+  SpawnFds fds;
+  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan, fds);
   if (!spec.ok()) {
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
                  std::string(spec.status().message()));
@@ -188,6 +233,23 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     spdlog::error("run {}: {}", plan->run_id(), std::string(process.status().message()));
     return ToGrpc(process.status());
   }
+  fds.guard_shim.Reset();  // only the shim holds its end now
+  fds.seccomp.Reset();
+  std::unique_ptr<CreateSupervisor> guard;
+  if (plan->has_create_guard()) {
+    absl::StatusOr<std::unique_ptr<CreateSupervisor>> started =
+        StartCreateGuard(*plan, std::move(fds.guard_launcher), sink);
+    if (!started.ok()) {
+      // The shim waits for nobody: without our end it fails and the command never starts.
+      spdlog::error("run {}: create guard: {}", plan->run_id(),
+                    std::string(started.status().message()));
+      (*process)->SignalGroup(SIGKILL);
+      (void)(*process)->Reap();
+      return ToGrpc(started.status());
+    }
+    guard = *std::move(started);
+    sink.BeforeLastEvent([&guard] { guard.reset(); });  // joins: every callback has run
+  }
   v1::SandboxEvent ready;
   ready.mutable_ready()->set_pid((*process)->pid());
   sink.Emit(ready);
@@ -208,6 +270,36 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     return grpc::Status(grpc::StatusCode::CANCELLED, "run cancelled");
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGuard(
+    const v1::LaunchPlan& plan, UniqueFd channel, EventSink& sink) const {
+  CreateSupervisor::Options options;
+  options.deny_patterns.assign(plan.create_guard().deny_patterns().begin(),
+                               plan.create_guard().deny_patterns().end());
+  options.mounts = policy::GuardMountsOf(plan);
+  options.free_dirs = policy::FreeCreateDirs(options.mounts);
+  const std::string run_id = plan.run_id();
+  return CreateSupervisor::Start(
+      std::move(options), std::move(channel),
+      [&sink](const CreateViolation& violation) {
+        v1::SandboxEvent event;
+        v1::SandboxViolation* v = event.mutable_violation();
+        v->set_action(violation.action);
+        v->set_target(violation.target);
+        v->set_raw(absl::StrCat(violation.syscall, ": a new name matching '", violation.pattern,
+                                "' may not be created (writeDenyPatterns)"));
+        sink.Emit(event);
+      },
+      [&sink, run_id](const absl::Status& failure) {
+        spdlog::error("run {}: create guard supervisor died: {}", run_id,
+                      std::string(failure.message()));
+        v1::SandboxEvent event;
+        event.mutable_error()->set_message(absl::StrCat(
+            "create guard supervisor died (", failure.message(),
+            "): every further creation in writable mounts fails (ENOSYS)"));
+        sink.Emit(event);
+      });
 }
 
 grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalRequest* request,

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "launcher/create_supervisor.h"
 #include "launcher/run_registry.h"
+#include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
 #include "proto/launcher.grpc.pb.h"
 
@@ -22,6 +24,10 @@ struct LauncherConfig {
   std::vector<std::string> system_ro_dirs;
   std::string seccomp_program;  // compiled once at start-up (SeccompBaselineProgram)
   std::string shim_path;        // sandbox_shim, bound into sandboxes that have egress
+  // Create-time enforcement of the filename-pattern denies (ProbeCreateGuard at start-up,
+  // unless turned off): plans that need it are refused when it is unavailable.
+  bool create_guard_available = false;
+  std::string create_guard_reason;
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot
@@ -41,8 +47,19 @@ class LauncherService final : public v1::SandboxLauncher::Service {
                       v1::SignalResponse* response) override;
 
  private:
-  // `seccomp` receives the BPF fd a native run inherits; it must outlive the spawn.
-  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, UniqueFd& seccomp) const;
+  // Descriptors a run's spawn needs, kept open until the process has started.
+  struct SpawnFds {
+    UniqueFd seccomp;        // the BPF program bwrap reads
+    UniqueFd guard_shim;     // the shim's end of the create guard's notify channel
+    UniqueFd guard_launcher; // ours: handed to the CreateSupervisor
+  };
+  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds) const;
+
+  // Starts the run's CreateSupervisor on our end of the channel; its violations and its
+  // failure go to `sink`.
+  absl::StatusOr<std::unique_ptr<CreateSupervisor>> StartCreateGuard(const v1::LaunchPlan& plan,
+                                                                     UniqueFd channel,
+                                                                     EventSink& sink) const;
 
   const LauncherConfig& config_;
   RunRegistry& registry_;

@@ -20,6 +20,7 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/server_posix.h"
+#include "launcher/create_guard_probe.h"
 #include "launcher/dashed_flags.h"
 #include "launcher/launcher_service.h"
 #include "launcher/peer_listener.h"
@@ -33,6 +34,9 @@ ABSL_FLAG(std::string, system_ro_dirs, "",
           "comma-separated read-only system base for native sandboxes "
           "(default /usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc)");
 ABSL_FLAG(std::string, bwrap, "", "bwrap binary (default: searched on PATH)");
+ABSL_FLAG(std::string, create_guard, "on",
+          "on: enforce filename-pattern denies at creation time where the kernel allows it; "
+          "off: never (plans that need it are then refused, never run weaker)");
 ABSL_FLAG(std::string, shim, "",
           "sandbox_shim binary bound into sandboxes with egress (default: beside this binary)");
 
@@ -114,6 +118,22 @@ int Main(int argc, char** argv) {
                  config.shim_path);
     config.shim_path.clear();
   }
+
+  const std::string create_guard = absl::GetFlag(FLAGS_create_guard);
+  if (create_guard == "on") {
+    CreateGuardSupport support = ProbeCreateGuard();
+    config.create_guard_available = support.available && !config.shim_path.empty();
+    config.create_guard_reason =
+        config.shim_path.empty() ? "sandbox_shim not found" : support.reason;
+  } else if (create_guard == "off") {
+    config.create_guard_reason = "turned off by --create-guard=off";
+  } else {
+    spdlog::critical("--create-guard: '{}' is neither on nor off", create_guard);
+    return 2;
+  }
+  spdlog::info("filename-pattern denies at creation time: {}{}",
+               config.create_guard_available ? "" : "UNAVAILABLE: ",
+               config.create_guard_reason);
 
   // Every native run gets the seccomp baseline: no filter, no launcher.
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();

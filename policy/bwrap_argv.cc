@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "policy/create_guard_plan.h"
 #include "policy/egress_wiring.h"
 #include "policy/paths.h"
 
@@ -169,19 +170,33 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   for (const DenyOp& deny : deny_ops) argv.insert(argv.end(), deny.args.begin(), deny.args.end());
 
   // Egress: the only way out of the empty network namespace is the session's proxies.
+  const bool guard = plan.has_create_guard();
+  if ((plan.has_egress() || guard) && config.shim_path.empty()) {
+    return absl::FailedPreconditionError(
+        "the launcher has no sandbox_shim (needed for egress and the create guard)");
+  }
+  if (guard && !config.create_guard_fd.has_value()) {
+    return absl::InternalError("create_guard: no notify channel for the shim");
+  }
   if (plan.has_egress()) {
-    if (config.shim_path.empty()) {
-      return absl::FailedPreconditionError("egress: the launcher has no sandbox_shim to bridge with");
-    }
     op({"--ro-bind", plan.egress().http_socket(), kSandboxHttpSocket});
     op({"--ro-bind", plan.egress().socks_socket(), kSandboxSocksSocket});
-    op({"--ro-bind", config.shim_path, kSandboxShimPath});
   }
+  if (plan.has_egress() || guard) op({"--ro-bind", config.shim_path, kSandboxShimPath});
 
   op({"--chdir", plan.workdir(), "--"});
-  if (plan.has_egress()) {
+  if (plan.has_egress() || guard) {
     argv.push_back(kSandboxShimPath);
-    for (std::string& arg : EgressBridgeArgs()) argv.push_back(std::move(arg));
+    if (plan.has_egress()) {
+      for (std::string& arg : EgressBridgeArgs()) argv.push_back(std::move(arg));
+    }
+    if (guard) {
+      const std::vector<GuardMount> mounts = GuardMountsOf(plan);
+      for (std::string& arg :
+           CreateGuardShimArgs(*config.create_guard_fd, FreeCreateDirs(mounts), mounts)) {
+        argv.push_back(std::move(arg));
+      }
+    }
     argv.push_back("--");
   }
   argv.insert(argv.end(), plan.argv().begin(), plan.argv().end());

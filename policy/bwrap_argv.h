@@ -31,8 +31,12 @@ struct BwrapConfig {
   std::vector<std::string> system_ro_dirs;
   // The fd number bwrap reads the seccomp BPF program from, when there is one.
   std::optional<int> seccomp_fd;
-  // The sandbox_shim binary on the host; bound in read-only when a plan needs it (egress).
+  // The sandbox_shim binary on the host; bound in read-only when a plan needs it (egress,
+  // create guard).
   std::string shim_path;
+  // The fd number (inherited by bwrap and passed on) of the shim's end of the create guard's
+  // notify channel; required when the plan has create_guard.
+  std::optional<int> create_guard_fd;
 };
 
 // The launcher's default system base: /usr, /bin, /sbin, /lib*, /etc.

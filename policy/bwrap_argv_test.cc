@@ -209,6 +209,40 @@ TEST(RenderBwrapArgv, EgressBindsTheProxySocketsAndWrapsTheCommandInTheShim) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
+  FakeHost host;
+  v1::LaunchPlan plan = Plan({{"/w", false}, {"/ro", true}});
+  plan.mutable_create_guard()->add_deny_patterns(".env");
+  BwrapConfig config;
+  config.shim_path = "/usr/lib/ccsandbox/sandbox_shim";
+  config.create_guard_fd = 7;
+  absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  const std::string got = absl::StrJoin(*argv, " ");
+  EXPECT_NE(got.find("--ro-bind /usr/lib/ccsandbox/sandbox_shim /run/ccsandbox/shim "
+                     "--chdir /w -- /run/ccsandbox/shim "
+                     "--create-guard=7 --free-create=/tmp --writable=/w -- true"),
+            std::string::npos)
+      << got;
+  // With egress too: one shim does both.
+  plan.mutable_egress()->set_http_socket("/run/b/s1/http.sock");
+  plan.mutable_egress()->set_socks_socket("/run/b/s1/socks.sock");
+  argv = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_NE(absl::StrJoin(*argv, " ").find(
+                "--bridge=127.0.0.1:1080=/run/ccsandbox/socks.sock "
+                "--create-guard=7 --free-create=/tmp --writable=/w -- true"),
+            std::string::npos)
+      << absl::StrJoin(*argv, " ");
+  // No channel, or no shim: refused, never run unguarded.
+  config.create_guard_fd.reset();
+  EXPECT_FALSE(RenderBwrapArgv(plan, config, host).ok());
+  config.create_guard_fd = 7;
+  config.shim_path.clear();
+  EXPECT_EQ(RenderBwrapArgv(plan, config, host).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(RenderBwrapArgv, RefusesNonNativePlans) {
   FakeHost host;
   v1::LaunchPlan plan;

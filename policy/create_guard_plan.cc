@@ -5,6 +5,14 @@
 
 namespace ccsandbox::policy {
 
+std::vector<GuardMount> GuardMountsOf(const v1::LaunchPlan& plan) {
+  std::vector<GuardMount> mounts;
+  for (const v1::PlanMount& mount : plan.mounts()) {
+    mounts.push_back({mount.guest_path(), mount.host_path(), !mount.read_only()});
+  }
+  return mounts;
+}
+
 std::vector<std::string> FreeCreateDirs(const std::vector<GuardMount>& mounts) {
   constexpr absl::string_view kTmp = "/tmp";
   for (const GuardMount& mount : mounts) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "proto/launcher.pb.h"
 
 namespace ccsandbox::policy {
 
@@ -26,6 +27,9 @@ struct GuardMount {
   std::string host;   // normalised absolute path on the host
   bool writable = false;
 };
+
+// A plan's mounts as the guard sees them (writable = not read-only).
+std::vector<GuardMount> GuardMountsOf(const v1::LaunchPlan& plan);
 
 // The sandbox's private tmpfs at /tmp (bwrap --tmpfs /tmp), unless a writable
 // mount is /tmp, lies beneath it or contains it: then none (every creation is

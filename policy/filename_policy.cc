@@ -8,6 +8,18 @@
 
 namespace ccsandbox::policy {
 
+std::string FilenameEnforcementNote(bool known, bool available, const std::string& reason) {
+  if (!known) {
+    return absl::StrCat("filename-pattern denies: launcher not reachable yet (", reason,
+                        "); writable Linux runs that need them are refused until it answers");
+  }
+  if (available) {
+    return absl::StrCat("filename-pattern denies (.env, *.key, *.pem) ", reason);
+  }
+  return absl::StrCat("filename-pattern denies NOT enforceable here (", reason,
+                      "): writable Linux runs that need them are refused");
+}
+
 bool HasWritableMount(const v1::SandboxSpec& spec) {
   if (!spec.runner_state_dirs().empty()) return true;
   absl::StatusOr<Mode> mode = ParseMode(spec.mode());
@@ -40,6 +52,7 @@ absl::StatusOr<FilenamePolicyDecision> DecideFilenamePolicy(const v1::SandboxSpe
   }
   if (create_time_enforcement) {
     decision.note = absl::StrCat("enforced at creation time: ", absl::StrJoin(patterns, ", "));
+    decision.create_guard_patterns = patterns;
     return decision;
   }
   return absl::FailedPreconditionError(absl::StrCat(

@@ -6,6 +6,7 @@
 #define CCSANDBOX_POLICY_FILENAME_POLICY_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/sandbox.pb.h"
@@ -17,6 +18,8 @@ struct FilenamePolicyDecision {
   // "WEAKENED by request: ..." — for the handle's details and the log.
   std::string note;
   bool weakened = false;
+  // Non-empty: the runs of this session carry a create guard with these patterns.
+  std::vector<std::string> create_guard_patterns;
 };
 
 // FAILED_PRECONDITION, saying exactly why, when `spec` needs pattern denies on the native
@@ -24,6 +27,10 @@ struct FilenamePolicyDecision {
 absl::StatusOr<FilenamePolicyDecision> DecideFilenamePolicy(const v1::SandboxSpec& spec,
                                                             v1::SandboxBackend backend,
                                                             bool create_time_enforcement);
+
+// The boot line's clause about these denies, from what the launcher reported
+// (LauncherProbeResponse.create_guard_*); `known` false when the launcher did not answer.
+std::string FilenameEnforcementNote(bool known, bool available, const std::string& reason);
 
 // True when a native session of `spec` has any writable mount (a chat-mode bind that is not
 // readOnly, or a runner state dir).

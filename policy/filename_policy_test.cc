@@ -1,6 +1,7 @@
 #include "policy/filename_policy.h"
 
 #include "gtest/gtest.h"
+#include "policy/deny_sets.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -49,8 +50,35 @@ TEST(DecideFilenamePolicy, AnExplicitEmptyListRunsAndSaysItIsWeakened) {
 TEST(DecideFilenamePolicy, EnforcementOrBackendNoneRun) {
   auto enforced = DecideFilenamePolicy(Spec("chat", false), v1::SANDBOX_BACKEND_NATIVE, true);
   ASSERT_TRUE(enforced.ok());
+  EXPECT_EQ(enforced->create_guard_patterns, StandardFilenameDenyPatterns());
+  ASSERT_TRUE(enforced.ok());
   EXPECT_NE(enforced->note.find("enforced at creation time"), std::string::npos);
   EXPECT_TRUE(DecideFilenamePolicy(Spec("chat", false), v1::SANDBOX_BACKEND_NONE, false).ok());
+}
+
+TEST(DecideFilenamePolicy, OnlyWritableEnforcedSessionsCarryAGuard) {
+  for (bool enforcement : {false, true}) {
+    auto read_only = DecideFilenamePolicy(Spec("review", false), v1::SANDBOX_BACKEND_NATIVE,
+                                          enforcement);
+    ASSERT_TRUE(read_only.ok());
+    EXPECT_TRUE(read_only->create_guard_patterns.empty());
+  }
+  v1::SandboxSpec weakened = Spec("chat", false);
+  weakened.mutable_write_deny_patterns();
+  auto d = DecideFilenamePolicy(weakened, v1::SANDBOX_BACKEND_NATIVE, true);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->create_guard_patterns.empty());
+  EXPECT_TRUE(d->weakened);
+}
+
+TEST(FilenameEnforcementNote, SaysWhatHoldsForEachLauncherAnswer) {
+  EXPECT_NE(FilenameEnforcementNote(true, true, "enforced at creation time (Landlock ABI 4)")
+                .find("enforced at creation time"),
+            std::string::npos);
+  EXPECT_NE(FilenameEnforcementNote(true, false, "no Landlock").find("NOT enforceable"),
+            std::string::npos);
+  EXPECT_NE(FilenameEnforcementNote(false, false, "connection refused").find("refused until"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "policy/plan_validation.h"
 
 #include "absl/strings/str_cat.h"
+#include "policy/filename_patterns.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::policy {
@@ -55,6 +56,28 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
          {std::pair{"egress.httpSocket", &plan.egress().http_socket()},
           std::pair{"egress.socksSocket", &plan.egress().socks_socket()}}) {
       if (absl::Status s = CheckNormalizedAbsolute(field, *path); !s.ok()) return s;
+      // The bridge would hand the sandbox a connection to whatever listens there: never the
+      // launcher's own socket, which could run commands outside the sandbox.
+      for (const std::string& dir : limits.forbidden_dirs) {
+        if (IsUnderOrEqual(*path, dir)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              field, ": '", *path, "' is in the launcher's socket directory '", dir, "'"));
+        }
+      }
+    }
+  }
+  if (plan.has_create_guard()) {
+    if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("createGuard: only native plans have a create guard");
+    }
+    if (plan.create_guard().deny_patterns().empty()) {
+      return absl::InvalidArgumentError("createGuard.denyPatterns: empty");
+    }
+    std::vector<std::string> patterns(plan.create_guard().deny_patterns().begin(),
+                                      plan.create_guard().deny_patterns().end());
+    if (absl::StatusOr<FilenamePatterns> valid = FilenamePatterns::Create(patterns); !valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("createGuard.denyPatterns: ", valid.status().message()));
     }
   }
   return CheckNormalizedAbsolute("workdir", plan.workdir());

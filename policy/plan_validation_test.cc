@@ -64,6 +64,23 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_egress()->set_socks_socket("/s/socks.sock");
        },
        "egress.httpSocket"},
+      {"egress socket in the launcher's directory",
+       [](v1::LaunchPlan& p) {
+         p.mutable_egress()->set_http_socket("/s/http.sock");
+         p.mutable_egress()->set_socks_socket("/run/ccsandbox/launcher.sock");
+       },
+       "egress.socksSocket"},
+      {"create guard without patterns",
+       [](v1::LaunchPlan& p) { p.mutable_create_guard(); }, "createGuard.denyPatterns"},
+      {"create guard with a path pattern",
+       [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_deny_patterns("a/.env"); },
+       "createGuard.denyPatterns"},
+      {"create guard on none",
+       [](v1::LaunchPlan& p) {
+         p.set_backend(v1::SANDBOX_BACKEND_NONE);
+         p.mutable_create_guard()->add_deny_patterns(".env");
+       },
+       "createGuard"},
       {"egress on none",
        [](v1::LaunchPlan& p) {
          p.set_backend(v1::SANDBOX_BACKEND_NONE);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "asio/ip/tcp.hpp"
+#include "asio/local/stream_protocol.hpp"
 #include "asio/steady_timer.hpp"
 #include "proxy/http_proxy.h"
 #include "proxy/session_state.h"
@@ -26,9 +27,11 @@ class Listener : public std::enable_shared_from_this<Listener> {
       : state_(std::move(state)),
         kind_(kind),
         acceptor_(state_->context()),
+        unix_acceptor_(state_->context()),
         retry_(state_->context()) {}
 
-  // Binds 127.0.0.1:0, or adopts `listen_fd` (owned from here on) when it is not -1.
+  // Binds 127.0.0.1:0, or adopts `listen_fd` (owned from here on) when it is not -1: a TCP
+  // socket, or a Unix stream socket (a sandbox's bridge connects there; port 0 is returned).
   absl::StatusOr<uint16_t> Bind(int listen_fd) {
     std::error_code ec;
     if (listen_fd >= 0) {
@@ -38,10 +41,23 @@ class Listener : public std::enable_shared_from_this<Listener> {
       socklen_t type_length = sizeof(type);
       if (getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
           getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 ||
-          type != SOCK_STREAM || (address.ss_family != AF_INET && address.ss_family != AF_INET6)) {
+          type != SOCK_STREAM ||
+          (address.ss_family != AF_INET && address.ss_family != AF_INET6 &&
+           address.ss_family != AF_UNIX)) {
         close(listen_fd);
         return absl::InvalidArgumentError(
-            "the listening descriptor given for the egress proxy is not a TCP socket");
+            "the listening descriptor given for the egress proxy is not a TCP or Unix stream "
+            "socket");
+      }
+      if (address.ss_family == AF_UNIX) {
+        unix_acceptor_.assign(asio::local::stream_protocol(), listen_fd, ec);
+        if (ec) close(listen_fd);
+        if (!ec) unix_acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+        if (ec) {
+          return absl::UnavailableError(
+              absl::StrCat("cannot listen for the egress proxy: ", ec.message()));
+        }
+        return 0;
       }
       acceptor_.assign(address.ss_family == AF_INET ? asio::ip::tcp::v4() : asio::ip::tcp::v6(),
                        listen_fd, ec);
@@ -64,6 +80,24 @@ class Listener : public std::enable_shared_from_this<Listener> {
   void Accept() {
     if (state_->stopping()) return;
     state_->AddPending();
+    if (unix_acceptor_.is_open()) {
+      unix_acceptor_.async_accept([self = shared_from_this()](
+                                      const std::error_code& ec,
+                                      asio::local::stream_protocol::socket peer) {
+        // The proxies treat a client as a plain byte stream (read, write, shutdown, splice),
+        // which a Unix stream socket is as well: it is served through the same tcp::socket
+        // wrapper, whose TCP-only options simply fail and are ignored.
+        asio::ip::tcp::socket socket(self->state_->context());
+        std::error_code assign_ec = ec;
+        if (!assign_ec) {
+          const int fd = peer.release(assign_ec);
+          if (!assign_ec) socket.assign(asio::ip::tcp::v4(), fd, assign_ec);
+        }
+        self->OnAccept(assign_ec, std::move(socket));
+        self->state_->RemovePending();
+      });
+      return;
+    }
     acceptor_.async_accept(
         [self = shared_from_this()](const std::error_code& ec, asio::ip::tcp::socket socket) {
           self->OnAccept(ec, std::move(socket));
@@ -74,6 +108,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   void Close() {
     std::error_code ignored;
     acceptor_.close(ignored);
+    unix_acceptor_.close(ignored);
     retry_.cancel();
   }
 
@@ -118,6 +153,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   std::shared_ptr<SessionState> state_;
   const Kind kind_;
   asio::ip::tcp::acceptor acceptor_;
+  asio::local::stream_protocol::acceptor unix_acceptor_;  // when given a Unix listener
   asio::steady_timer retry_;
   std::chrono::steady_clock::time_point last_warning_{};
 };

@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -664,6 +666,59 @@ TEST_F(SessionProxiesTest, ServesListeningSocketsItIsGiven) {
   (*proxies)->Stop();
   EXPECT_EQ(fcntl(http_fd, F_GETFD), -1);  // closed with the session
   EXPECT_FALSE(ConnectTo(http_port).valid());
+}
+
+TEST_F(SessionProxiesTest, ServesUnixListenersItIsGiven) {
+  // As the broker does for a Linux sandbox: the bridge inside connects to these sockets.
+  char dir_template[] = "/tmp/proxy-unix-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto unix_listener = [](const std::string& path) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    return fd;  // not listening yet: the proxy calls listen()
+  };
+  auto unix_connect = [](const std::string& path) {
+    Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+    EXPECT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    return fd;
+  };
+  absl::StatusOr<policy::EgressAllowlist> list =
+      policy::EgressAllowlist::Resolve(true, std::vector<std::string>{Allowed(echo_.port())});
+  SessionProxiesOptions options;
+  options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+  options.resolver = resolver_;
+  options.on_violation = violations_.callback();
+  options.http_listen_fd = unix_listener(dir + "/http.sock");
+  options.socks_listen_fd = unix_listener(dir + "/socks.sock");
+  absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
+      SessionProxies::Start(loop_, std::move(options));
+  ASSERT_TRUE(proxies.ok()) << proxies.status();
+  EXPECT_EQ((*proxies)->http_port(), 0);
+
+  Fd http = unix_connect(dir + "/http.sock");
+  ASSERT_EQ(StatusCode(Connect(http.get(), Allowed(echo_.port()))), 200);
+  const std::string payload(256 * 1024, 'x');
+  std::thread writer([&] { SendAll(http.get(), payload); });
+  EXPECT_EQ(ReadExactly(http.get(), payload.size()), payload);
+  writer.join();
+  Fd refused = unix_connect(dir + "/http.sock");
+  EXPECT_EQ(StatusCode(Connect(refused.get(), "other.test:443")), 403);
+  Fd socks = unix_connect(dir + "/socks.sock");
+  ASSERT_EQ(Socks5Handshake(socks.get()), 0);
+  EXPECT_EQ(Socks5Request(socks.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+  ASSERT_TRUE(SendAll(socks.get(), "ping"));
+  EXPECT_EQ(ReadExactly(socks.get(), 4), "ping");
+  (*proxies)->Stop();
+  ASSERT_EQ(violations_.list().size(), 1u);
+  EXPECT_EQ(violations_.list()[0].target, "other.test:443");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SessionProxiesTest, RefusesAGivenDescriptorThatIsNotATcpListenerAndClosesIt) {

@@ -42,22 +42,19 @@ mkdir -p .ssh project/.git/hooks
 echo "not for agents" > .ssh/id_demo
 echo "# rc" > project/.bashrc
 set +e
-echo "== a writable run with the standard policy: refused on Linux (fail closed)"
-ctl run -- touch should-not-exist
-echo "exit code: $?"
-echo
-echo "== the same run, explicitly accepting the weaker filename policy (--no-filename-denies)"
-ctl run --no-filename-denies -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD";
+echo "== a writable run with the full policy (the working directory is bound read-write)"
+ctl run -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD";
   echo "visible: $(ls / | tr "\n" " ")"; echo note > note.txt && echo "wrote note.txt";
-  ls .ssh; echo "# planted" >> project/.bashrc; touch /etc/planted'
+  ls .ssh; echo "# planted" >> project/.bashrc; touch /etc/planted; touch .env;
+  curl -sS -o /dev/null -w "curl to a host outside the allowlist: HTTP %{http_code}\n" http://exfil.example/'
 echo "exit code: $?"
 echo
 echo "== the same run as events (sandboxctl run --json)"
-ctl run --no-filename-denies --json -- sh -c 'echo out; echo err >&2; exit 3'
+ctl run --json -- sh -c 'echo out; echo err >&2; exit 3'
 echo "exit code: $?"
 set -e
 echo
 echo "== on the host afterwards:"
-echo "   $work: $(ls "$work" | tr "\n" " ")(no should-not-exist)"
+echo "   $work: $(ls -A "$work" | tr "\n" " ")(note.txt, no .env)"
 echo "   project/.bashrc: $(cat "$work/project/.bashrc")   .ssh/id_demo: $(cat "$work/.ssh/id_demo")"
 echo "   /etc/planted: $(ls /etc/planted 2>&1 | sed 's/.*: //')"

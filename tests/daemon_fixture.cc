@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "launcher/run_supervisor.h"
@@ -83,15 +84,18 @@ bool WaitForPath(const std::string& path, double seconds) {
   return false;
 }
 
-void StopDaemon(pid_t pid) {
-  if (pid <= 0) return;
+// SIGTERM, then SIGKILL after 5 s; returns the wait status.
+int StopDaemon(pid_t pid) {
+  if (pid <= 0) return -1;
   kill(pid, SIGTERM);
+  int status = -1;
   for (int i = 0; i < 500; ++i) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
+  waitpid(pid, &status, 0);
+  return status;
 }
 
 }  // namespace
@@ -141,14 +145,18 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
   chmod(work, 0755);
 
   daemons->allowed_uids_ = options.allowed_uids;
-  daemons->launcher_pid_ = SpawnDaemon(
-      {Runfile("launcher/sandbox_launcherd"), "--socket=" + daemons->launcher_socket(),
-       "--allowed-uids=" + options.allowed_uids},
-      {}, daemons->dir_ + "/launcher.log");
+  daemons->launcher_flags_ = options.launcher_flags;
+  std::vector<std::string> launcher_argv = {Runfile("launcher/sandbox_launcherd"),
+                                            "--socket=" + daemons->launcher_socket(),
+                                            "--allowed-uids=" + options.allowed_uids};
+  for (const std::string& flag : options.launcher_flags) launcher_argv.push_back(flag);
+  daemons->launcher_pid_ = SpawnDaemon(launcher_argv, {}, daemons->dir_ + "/launcher.log");
   std::vector<std::string> broker_argv = {Runfile("broker/sandbox_brokerd"),
                                           "--listen=" + daemons->broker_address(),
                                           "--launcher=unix:" + daemons->launcher_socket()};
+  broker_argv.push_back("--runtime-dir=" + daemons->runtime_dir());
   if (!options.sandbox_flag.empty()) broker_argv.push_back("--sandbox=" + options.sandbox_flag);
+  for (const std::string& flag : options.broker_flags) broker_argv.push_back(flag);
   daemons->broker_pid_ = SpawnDaemon(broker_argv, options.broker_env, daemons->dir_ + "/broker.log");
   if (!WaitForPath(daemons->launcher_socket(), 10) ||
       !WaitForPath(daemons->dir_ + "/broker.sock", 10)) {
@@ -162,7 +170,13 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
 Daemons::~Daemons() {
   StopDaemon(broker_pid_);
   StopDaemon(launcher_pid_);
-  RunProgram({"rm", "-rf", dir_, work_root_});
+  RunProgram({"rm", "-rf", dir_, runtime_dir(), work_root_});
+}
+
+int Daemons::StopBroker() {
+  const int status = StopDaemon(broker_pid_);
+  broker_pid_ = -1;
+  return status;
 }
 
 void Daemons::CrashBroker() {
@@ -173,10 +187,11 @@ void Daemons::CrashBroker() {
 
 absl::Status Daemons::RestartLauncher() {
   StopDaemon(launcher_pid_);
-  launcher_pid_ = SpawnDaemon(
-      {Runfile("launcher/sandbox_launcherd"), "--socket=" + launcher_socket(),
-       "--allowed-uids=" + allowed_uids_},
-      {}, dir_ + "/launcher2.log");
+  std::vector<std::string> argv = {Runfile("launcher/sandbox_launcherd"),
+                                   "--socket=" + launcher_socket(),
+                                   "--allowed-uids=" + allowed_uids_};
+  for (const std::string& flag : launcher_flags_) argv.push_back(flag);
+  launcher_pid_ = SpawnDaemon(argv, {}, dir_ + "/launcher2.log");
   if (!WaitForPath(launcher_socket(), 10)) {
     return absl::DeadlineExceededError("the restarted launcher did not start");
   }
@@ -197,6 +212,26 @@ ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const st
   std::vector<std::string> argv = {Runfile("broker/sandboxctl"), "--broker=" + broker_address()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProgram(argv, std::nullopt, "", cwd);
+}
+
+std::string JsonStdout(const std::string& json) {
+  const std::string key = "\"stdout\":\"";
+  std::string out;
+  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const size_t begin = at + key.size();
+    std::string chunk;
+    absl::Base64Unescape(json.substr(begin, json.find('"', begin) - begin), &chunk);
+    out += chunk;
+  }
+  return out;
+}
+
+int CountOf(const std::string& text, const std::string& needle) {
+  int count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
 }
 
 bool AnyProcessMatches(const std::string& marker) {

@@ -34,6 +34,8 @@ struct DaemonOptions {
   std::string sandbox_flag;                 // "" = not given
   std::vector<std::string> broker_env;      // extra NAME=value for the broker
   std::string allowed_uids = "0";
+  std::vector<std::string> broker_flags;    // extra --flags for the broker
+  std::vector<std::string> launcher_flags;  // extra --flags for the launcher
 };
 
 class Daemons {
@@ -43,12 +45,16 @@ class Daemons {
 
   const std::string& dir() const { return dir_; }
   std::string broker_address() const { return "unix:" + dir_ + "/broker.sock"; }
+  // The broker's --runtime-dir (session proxy sockets); gone once the broker has stopped.
+  std::string runtime_dir() const { return dir_ + ".run"; }
   std::string launcher_socket() const { return dir_ + "/launcher.sock"; }
   std::string BrokerLog() const;
   std::string LauncherLog() const;
   // A fresh directory to bind as a work tree (outside the socket directory).
   std::string MakeWorkdir();
   pid_t launcher_pid() const { return launcher_pid_; }
+  // SIGTERMs the broker (an orderly stop) and returns its wait status.
+  int StopBroker();
   // SIGKILLs the broker (a crash, as the launcher sees it).
   void CrashBroker();
   // Stops the launcher (SIGTERM) and starts a new one on the same socket.
@@ -61,9 +67,15 @@ class Daemons {
   std::string dir_;
   std::string work_root_;
   std::string allowed_uids_;
+  std::vector<std::string> launcher_flags_;
   pid_t launcher_pid_ = -1;
   pid_t broker_pid_ = -1;
 };
+
+// The command's stdout from `sandboxctl run --json` output (its base64 "stdout" fields).
+std::string JsonStdout(const std::string& json);
+// How often `needle` occurs in `text`.
+int CountOf(const std::string& text, const std::string& needle);
 
 // True while any process's command line contains `marker`.
 bool AnyProcessMatches(const std::string& marker);

@@ -18,16 +18,23 @@ std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {}) {
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-// Writable native runs need create-time filename enforcement, or this explicit opt-out.
+// The explicit opt-out of the filename-pattern denies.
 constexpr const char* kWeaker = "--no-filename-denies";
 
 TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
-  auto d = MustStart();
+  // A launcher that cannot enforce them at creation time (here: told not to).
+  auto d = MustStart({.launcher_flags = {"--create-guard=off"}});
   ASSERT_NE(d, nullptr);
+  EXPECT_TRUE(absl::StrContains(d->Sandboxctl({"probe"}).out,
+                                "filename-pattern denies NOT enforceable here (turned off by "
+                                "--create-guard=off): writable Linux runs that need them are "
+                                "refused"))
+      << d->BrokerLog();
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl({"run", "--", "touch", work + "/ran"}, work);
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_TRUE(absl::StrContains(r.err, "cannot forbid creating NEW files named .env")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "[launcher: turned off by --create-guard=off]")) << r.err;
   EXPECT_EQ(access((work + "/ran").c_str(), F_OK), -1);
   EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "refused: writeDenyPatterns")) << d->BrokerLog();
 
@@ -50,14 +57,10 @@ TEST(SandboxctlRun, OutputAndExitCodeRoundTrip) {
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl(
-      {"run", kWeaker, "--", "sh", "-c", "echo out; echo err >&2; printf '%s' \"$PWD\"; exit 3"},
-      work);
+      {"run", "--", "sh", "-c", "echo out; echo err >&2; printf '%s' \"$PWD\"; exit 3"}, work);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(r.out, "out\n" + work);
-  EXPECT_TRUE(absl::EndsWith(r.err, "WEAKENED by request: writeDenyPatterns is empty, so new "
-                                    ".env, *.key and *.pem files may be created in writable "
-                                    "binds\nerr\n"))
-      << r.err;
+  EXPECT_EQ(r.err, "err\n");
 }
 
 TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
@@ -65,7 +68,7 @@ TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl(
-      {"run", kWeaker, "--", "sh", "-c",
+      {"run", "--", "sh", "-c",
        "echo x > inside && cat inside && ls /root 2>&1; touch /usr/x 2>&1; ls " + d->dir() +
            " 2>&1"},
       work);
@@ -83,7 +86,7 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
   ASSERT_NE(d, nullptr);
   const std::string marker = "1234.5671";
   ProgramResult r = d->Sandboxctl(
-      {"run", kWeaker, "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
+      {"run", "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
       d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "sandbox: killed (timeout after 500 ms)")) << r.err;
@@ -93,7 +96,7 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
 TEST(SandboxctlRun, JsonPrintsOneEventPerLineInOrder) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
-  ProgramResult r = d->Sandboxctl({"run", kWeaker, "--json", "--", "echo", "hi"}, d->MakeWorkdir());
+  ProgramResult r = d->Sandboxctl({"run", "--json", "--", "echo", "hi"}, d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 4u) << r.out;
@@ -110,13 +113,13 @@ TEST(SandboxctlRun, DenialsBecomeViolationEventsAndTheOutputIsUnchanged) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
-  ProgramResult r = d->Sandboxctl({"run", kWeaker, "--", "sh", "-c", "touch /etc/planted"}, work);
+  ProgramResult r = d->Sandboxctl({"run", "--", "sh", "-c", "touch /etc/planted"}, work);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(r.err, "touch: cannot touch '/etc/planted': Read-only file system\n"))
       << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "sandbox: violation file-write* /etc/planted\n")) << r.err;
   ProgramResult json =
-      d->Sandboxctl({"run", kWeaker, "--json", "--", "cat", "/etc/shadow"}, work);
+      d->Sandboxctl({"run", "--json", "--", "cat", "/etc/shadow"}, work);
   EXPECT_TRUE(absl::StrContains(json.out, R"("violation":{"action":"file-read*","target":"/etc/shadow")"))
       << json.out;
 }
@@ -151,8 +154,9 @@ TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
   EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, "agent sandbox DISABLED by --sandbox off\n");
   auto flag_wins = MustStart({.sandbox_flag = "on", .broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(flag_wins, nullptr);
-  EXPECT_EQ(flag_wins->Sandboxctl({"probe"}).out,
-            "agent sandbox ON (bubblewrap — namespace isolation, no kernel boundary)\n");
+  EXPECT_TRUE(absl::StartsWith(flag_wins->Sandboxctl({"probe"}).out,
+                               "agent sandbox ON (bubblewrap — namespace isolation, no kernel "
+                               "boundary); filename-pattern denies"));
 }
 
 TEST(SandboxOff, TheNoneBackendStillScrubsTheEnvironment) {
@@ -190,7 +194,7 @@ TEST(SandboxctlRun, BadInputIsRefusedNamingTheProblemAndNothingRuns) {
     EXPECT_EQ(r.exit_code, 125) << c.json;
     EXPECT_TRUE(absl::StrContains(r.err, c.expected)) << c.json << " -> " << r.err;
   }
-  std::vector<std::string> bind_socket = {"run", kWeaker, "--workdir=" + d->dir(), "--",
+  std::vector<std::string> bind_socket = {"run", "--workdir=" + d->dir(), "--",
                                           "true"};
   ProgramResult socket_dir = d->Sandboxctl(bind_socket, work);
   EXPECT_EQ(socket_dir.exit_code, 125);

@@ -1,0 +1,110 @@
+#include "broker/cli_policy.h"
+
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "broker/cli_exit.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+#include "proto/policy.grpc.pb.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+int Check(v1::SandboxPolicy::Stub& stub, const std::vector<std::string>& words,
+          const std::string& mode, bool json) {
+  if (mode.empty()) {
+    return Fail("policy check: --mode is required (chat, review, plan or orchestrate)");
+  }
+  const std::string line = CommandLineFromWords(words);
+  if (line.empty()) {
+    return Fail(
+        "policy check: no command line given "
+        "(sandboxctl policy check --mode=MODE -- 'COMMAND LINE')");
+  }
+  v1::EvaluateCommandRequest request;
+  request.set_mode(mode);
+  request.set_command_line(line);
+  v1::CommandDecision decision;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status status = stub.EvaluateCommand(&ctx, request, &decision);
+  if (!status.ok()) return Fail(absl::StrCat("policy check: ", status.error_message()));
+  const int code = PolicyExitCode(decision.verdict());
+  if (code == kToolError) return Fail("policy check: the broker's decision has no verdict");
+  std::cout << (json ? CommandDecisionJson(decision) + "\n" : FormatCommandDecision(decision));
+  return code;
+}
+
+}  // namespace
+
+int PolicyExitCode(v1::PolicyVerdict verdict) {
+  switch (verdict) {
+    case v1::POLICY_VERDICT_ALLOW:
+      return 0;
+    case v1::POLICY_VERDICT_PROMPT:
+      return 1;
+    case v1::POLICY_VERDICT_DENY:
+      return 2;
+    default:
+      return kToolError;
+  }
+}
+
+std::string PolicyVerdictText(v1::PolicyVerdict verdict) {
+  switch (verdict) {
+    case v1::POLICY_VERDICT_ALLOW:
+      return "allow";
+    case v1::POLICY_VERDICT_PROMPT:
+      return "prompt";
+    case v1::POLICY_VERDICT_DENY:
+      return "deny";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string CommandLineFromWords(const std::vector<std::string>& words) {
+  return absl::StrJoin(words, " ");
+}
+
+std::string FormatCommandDecision(const v1::CommandDecision& decision) {
+  std::string out = absl::StrCat("verdict: ", PolicyVerdictText(decision.verdict()), "\n",
+                                 "rule: ", decision.rule(), " (", decision.rule_name(), ")\n");
+  if (!decision.subcommand().empty())
+    absl::StrAppend(&out, "subcommand: ", decision.subcommand(), "\n");
+  absl::StrAppend(&out, "reason: ", decision.reason(), "\n");
+  if (!decision.fully_analysed()) {
+    absl::StrAppend(&out, "not fully analysed: part of the line runs code the policy cannot see\n");
+  }
+  if (decision.findings_size() > 1) {
+    absl::StrAppend(&out, "findings:\n");
+    for (const v1::CommandFinding& f : decision.findings()) {
+      absl::StrAppend(&out, "  ", PolicyVerdictText(f.verdict()), " ", f.rule(), ": ",
+                      f.subcommand(), "\n");
+    }
+  }
+  return out;
+}
+
+std::string CommandDecisionJson(const v1::CommandDecision& decision) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(decision, &json, options);
+  return json;
+}
+
+int RunPolicyCommand(const std::shared_ptr<grpc::Channel>& channel,
+                     const std::vector<std::string>& args, const std::string& mode, bool json) {
+  if (args.empty() || args[0] != "check") {
+    return Fail(absl::StrCat("policy: expected 'check', got '", args.empty() ? "" : args[0],
+                             "' (sandboxctl policy check --mode=MODE -- 'COMMAND LINE')"));
+  }
+  std::unique_ptr<v1::SandboxPolicy::Stub> stub = v1::SandboxPolicy::NewStub(channel);
+  return Check(*stub, std::vector<std::string>(args.begin() + 1, args.end()), mode, json);
+}
+
+}  // namespace ccsandbox::broker

@@ -1,0 +1,198 @@
+#include "broker/session_egress.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "policy/egress_allowlist.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+// More queued refusals than this means nobody reads them fast enough; the rest are counted
+// and logged, never allowed to grow the broker without bound.
+constexpr size_t kMaxQueuedViolations = 10000;
+
+// A bound, not yet listening, Unix stream socket at `path` (mode from the 0700 directory).
+absl::StatusOr<int> UnixListener(const std::string& path) {
+  sockaddr_un address{};
+  if (path.size() >= sizeof(address.sun_path)) {
+    return absl::InternalError(absl::StrCat("socket path too long: ", path));
+  }
+  address.sun_family = AF_UNIX;
+  memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    const int error = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat("bind ", path, ": ", strerror(error)));
+  }
+  return fd;
+}
+
+}  // namespace
+
+SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
+                             RuntimeDir& runtime_dir, SessionEvents& events)
+    : loop_(loop),
+      resolver_(std::move(resolver)),
+      runtime_dir_(runtime_dir),
+      events_(events),
+      relay_([this] { Relay(); }) {}
+
+SessionEgress::~SessionEgress() {
+  std::map<std::string, Session> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions.swap(sessions_);
+  }
+  for (auto& [id, session] : sessions) {
+    session.proxies->Stop();
+    runtime_dir_.RemoveSessionDir(session.dir);
+  }
+  {
+    absl::MutexLock lock(&queue_mu_);
+    stopping_ = true;
+  }
+  relay_.join();
+}
+
+absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) {
+  const std::string& session_id = spec.session_id();
+  if (absl::Status valid = policy::ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok()) {
+    return valid;
+  }
+  const bool network = !spec.has_network_enabled() || spec.network_enabled();
+  absl::StatusOr<policy::EgressAllowlist> allowlist =
+      policy::EgressAllowlist::Resolve(network, spec.egress_allowlist());
+  if (!allowlist.ok()) return allowlist.status();
+  EgressSummary summary;
+  summary.network_enabled = network;
+  summary.allow_entries = allowlist->AllowEntries().size();
+
+  absl::MutexLock lock(&mu_);
+  if (sessions_.count(session_id) != 0) {
+    return absl::AlreadyExistsError(absl::StrCat("session '", session_id, "' has proxies"));
+  }
+  absl::StatusOr<std::string> dir = runtime_dir_.CreateSessionDir();
+  if (!dir.ok()) return dir.status();
+  Session session;
+  session.dir = *dir;
+  session.plan.set_http_socket(*dir + "/http.sock");
+  session.plan.set_socks_socket(*dir + "/socks.sock");
+  absl::StatusOr<int> http_fd = UnixListener(session.plan.http_socket());
+  absl::StatusOr<int> socks_fd = http_fd.ok() ? UnixListener(session.plan.socks_socket())
+                                              : absl::StatusOr<int>(http_fd.status());
+  if (!socks_fd.ok()) {
+    if (http_fd.ok()) close(*http_fd);
+    runtime_dir_.RemoveSessionDir(session.dir);
+    return socks_fd.status();
+  }
+  proxy::SessionProxiesOptions options;
+  options.session_id = session_id;
+  options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(allowlist));
+  options.resolver = resolver_;
+  options.http_listen_fd = *http_fd;  // owned by the proxies from here on
+  options.socks_listen_fd = *socks_fd;
+  options.on_violation = [this, session_id](const proxy::EgressViolation& violation) {
+    Pending pending;
+    pending.session_id = session_id;
+    v1::SandboxViolation* v = pending.event.mutable_violation();
+    v->set_action(violation.action);
+    v->set_target(violation.target);
+    v->set_raw(violation.raw);
+    Enqueue(std::move(pending));
+  };
+  absl::StatusOr<std::unique_ptr<proxy::SessionProxies>> proxies =
+      proxy::SessionProxies::Start(loop_, std::move(options));
+  if (!proxies.ok()) {
+    runtime_dir_.RemoveSessionDir(session.dir);
+    return proxies.status();
+  }
+  session.proxies = *std::move(proxies);
+  summary.plan = session.plan;
+  sessions_.emplace(session_id, std::move(session));
+  return summary;
+}
+
+std::optional<v1::EgressPlan> SessionEgress::PlanFor(const std::string& session_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return std::nullopt;
+  return it->second.plan;
+}
+
+void SessionEgress::Stop(const std::string& session_id) {
+  Session session;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end()) return;
+    session = std::move(it->second);
+    sessions_.erase(it);
+  }
+  session.proxies->Stop();
+  runtime_dir_.RemoveSessionDir(session.dir);
+}
+
+uint64_t SessionEgress::dropped_violations() const {
+  absl::MutexLock lock(&queue_mu_);
+  return dropped_;
+}
+
+void SessionEgress::Enqueue(Pending pending) {
+  // The proxy has logged the refusal already; this only delivers it.
+  absl::MutexLock lock(&queue_mu_);
+  ++enqueued_;
+  if (queue_.size() >= kMaxQueuedViolations) {
+    ++dropped_;
+    ++published_;
+    spdlog::warn("session {}: violation event for {} dropped: {} events queued already",
+                 pending.session_id, pending.event.violation().target(), queue_.size());
+    return;
+  }
+  queue_.push_back(std::move(pending));
+}
+
+void SessionEgress::Relay() {
+  for (;;) {
+    Pending pending;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      queue_mu_.Await(absl::Condition(
+          +[](SessionEgress* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->queue_mu_) {
+            return self->stopping_ || !self->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping, and everything queued was delivered
+      pending = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    events_.Publish(pending.session_id, pending.event);
+    absl::MutexLock lock(&queue_mu_);
+    ++published_;
+  }
+}
+
+void SessionEgress::Flush(absl::Duration timeout) {
+  absl::MutexLock lock(&queue_mu_);
+  const uint64_t target = enqueued_;
+  struct Args {
+    SessionEgress* self;
+    uint64_t target;
+  } args{this, target};
+  queue_mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->self->published_ >= a->target; },
+          &args),
+      timeout);
+}
+
+}  // namespace ccsandbox::broker

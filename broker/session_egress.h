@@ -1,0 +1,101 @@
+// Each sandboxed session's egress: its own HTTP and SOCKS5 proxies (proxy/session_proxies.h)
+// enforcing the session's allowlist, listening on two Unix sockets in the session's private
+// runtime directory. The launcher binds those sockets into the sandbox, where the shim bridges
+// 127.0.0.1:3128 / :1080 onto them; the sandbox's own network namespace has no other way out.
+//
+//   SessionEgress egress(loop, resolver, runtime_dir, events);
+//   absl::StatusOr<v1::EgressPlan> plan = egress.Start(spec);   // at Launch
+//   std::optional<v1::EgressPlan> p = egress.PlanFor(session);  // per Exec
+//   egress.Stop(session);                                       // at Destroy
+//
+// Refusals become network-outbound violation events on every open Exec stream of the session
+// (SessionEvents). They are handed off the proxies' event loop to one relay thread, so a slow
+// client never stalls any session's traffic.
+#ifndef CCSANDBOX_BROKER_SESSION_EGRESS_H_
+#define CCSANDBOX_BROKER_SESSION_EGRESS_H_
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "broker/runtime_dir.h"
+#include "broker/session_events.h"
+#include "proto/launcher.pb.h"
+#include "proto/sandbox.pb.h"
+#include "proxy/event_loop.h"
+#include "proxy/resolver.h"
+#include "proxy/session_proxies.h"
+
+namespace ccsandbox::broker {
+
+struct EgressSummary {
+  v1::EgressPlan plan;
+  bool network_enabled = false;
+  size_t allow_entries = 0;
+};
+
+class SessionEgress {
+ public:
+  // Every argument outlives this object.
+  SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
+                RuntimeDir& runtime_dir, SessionEvents& events);
+  ~SessionEgress();  // stops every session's proxies and the relay
+  SessionEgress(const SessionEgress&) = delete;
+  SessionEgress& operator=(const SessionEgress&) = delete;
+
+  // Resolves the spec's allowlist (INVALID_ARGUMENT naming a bad entry), creates the session's
+  // socket directory and starts its proxies. ALREADY_EXISTS when the session has proxies.
+  absl::StatusOr<EgressSummary> Start(const v1::SandboxSpec& spec);
+  // The plan of a session whose proxies run; nullopt otherwise.
+  std::optional<v1::EgressPlan> PlanFor(const std::string& session_id) const;
+  // Stops the session's proxies (every tunnel is closed) and removes its sockets. Idempotent.
+  void Stop(const std::string& session_id);
+
+  // Waits (at most `timeout`) until every refusal reported before this call has been published.
+  // A proxy reports a refusal before the client sees it, so flushing before a run's exit event
+  // keeps each violation inside the stream of the run that caused it.
+  void Flush(absl::Duration timeout);
+
+  // Violations the relay dropped because its queue was full (each drop is also logged).
+  uint64_t dropped_violations() const;
+
+ private:
+  struct Session {
+    std::string dir;
+    v1::EgressPlan plan;
+    std::unique_ptr<proxy::SessionProxies> proxies;
+  };
+  struct Pending {
+    std::string session_id;
+    v1::SandboxEvent event;
+  };
+
+  void Enqueue(Pending pending);  // on the loop thread: never blocks
+  void Relay();                   // the relay thread
+
+  proxy::EventLoop& loop_;
+  const std::shared_ptr<proxy::Resolver> resolver_;
+  RuntimeDir& runtime_dir_;
+  SessionEvents& events_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
+
+  mutable absl::Mutex queue_mu_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+  uint64_t dropped_ ABSL_GUARDED_BY(queue_mu_) = 0;
+  uint64_t enqueued_ ABSL_GUARDED_BY(queue_mu_) = 0;   // ever queued (or dropped)
+  uint64_t published_ ABSL_GUARDED_BY(queue_mu_) = 0;  // ever published (or dropped)
+  std::thread relay_;
+};
+
+}  // namespace ccsandbox::broker
+
+#endif  // CCSANDBOX_BROKER_SESSION_EGRESS_H_

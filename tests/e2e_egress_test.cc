@@ -1,0 +1,240 @@
+// Egress end to end: the real broker (per-session proxies on Unix sockets), the real launcher,
+// bwrap with its own network namespace, the shim's bridge, and curl / socat inside the
+// sandbox. Names resolve from a hosts file given to the broker (--egress-hosts-file), so every
+// upstream is a server of this test on the host's 127.0.0.1 and nothing leaves the machine.
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "proxy/proxy_test_support.h"
+#include "tests/daemon_fixture.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+using proxy::testing::HttpOrigin;
+using proxy::testing::TestServer;
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::vector<std::string> DirEntries(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* e = readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(dir);
+  }
+  return names;
+}
+
+class EgressTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(echo_.ok());
+    hosts_ = absl::StrCat("/tmp/egress-hosts-", getpid());
+    WriteFile(hosts_,
+              "127.0.0.1 allowed.test other.test metadata.google.internal\n"
+              "127.0.0.1 echo.test\n");
+    DaemonOptions options;
+    options.broker_flags = {"--egress-hosts-file=" + hosts_};
+    auto daemons = Daemons::Start(options);
+    ASSERT_TRUE(daemons.ok()) << daemons.status();
+    d_ = std::move(*daemons);
+    work_ = d_->MakeWorkdir();
+  }
+  void TearDown() override {
+    d_.reset();
+    unlink(hosts_.c_str());
+  }
+
+  // A read-only session over the work tree with these egress settings.
+  std::string Spec(const std::string& name, const std::vector<std::string>& allow,
+                   bool network_enabled = true) {
+    std::string list;
+    for (const std::string& entry : allow) {
+      absl::StrAppend(&list, list.empty() ? "" : ", ", "\"", entry, "\"");
+    }
+    const std::string path = work_ + "/" + name + ".json";
+    WriteFile(path, absl::StrCat(R"({"mode": "review", "bindMounts": [{"hostPath": ")", work_,
+                                 R"("}], "egressAllowlist": [)", list, "], \"networkEnabled\": ",
+                                 network_enabled ? "true" : "false", "}"));
+    return path;
+  }
+
+  ProgramResult Run(const std::string& spec, const std::string& script, bool json = false) {
+    std::vector<std::string> args = {"run", "--spec=" + spec, "--timeout=60"};
+    if (json) args.push_back("--json");
+    args.insert(args.end(), {"--", "bash", "-c", script});
+    return d_->Sandboxctl(args, work_);
+  }
+
+  std::string Allowed() const { return absl::StrCat("allowed.test:", origin_.port()); }
+
+  HttpOrigin origin_;
+  TestServer echo_{proxy::testing::EchoHandler};
+  std::string hosts_;
+  std::unique_ptr<Daemons> d_;
+  std::string work_;
+};
+
+TEST_F(EgressTest, AllowedHostIsReachedThroughHttpConnectAndSocks) {
+  const std::string spec = Spec("allow", {Allowed()});
+  const std::string url = absl::StrCat("http://", Allowed());
+  ProgramResult r = Run(spec, absl::StrCat(
+                                  "set -e; echo proxy=$HTTP_PROXY all=$ALL_PROXY;"
+                                  "curl -sS --max-time 20 ", url, "/plain; echo;",
+                                  "curl -sS --max-time 20 --proxytunnel ", url, "/tunnel; echo;",
+                                  "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 ", url,
+                                  "/socks; echo"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err << d_->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(r.out, "proxy=http://127.0.0.1:3128 all=socks5h://127.0.0.1:1080"))
+      << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "GET /plain|")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "GET /tunnel|")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "GET /socks|")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.err, "violation")) << r.err;
+  EXPECT_EQ(origin_.accepted(), 3);
+}
+
+TEST_F(EgressTest, RefusedHostGets403AndAViolationEventInTheRunsStream) {
+  const std::string spec = Spec("refuse", {Allowed()});
+  ProgramResult r = Run(spec, absl::StrCat(
+                                  "curl -sS -o /dev/null -w 'code=%{http_code}\\n' --max-time 20 "
+                                  "http://other.test:", origin_.port(), "/x;"
+                                  "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 "
+                                  "http://other.test:", origin_.port(), "/y; echo socks=$?"),
+                        /*json=*/true);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "code=403")) << r.out;
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "socks=97")) << r.out;  // SOCKS5 refused
+  const std::string target = absl::StrCat("other.test:", origin_.port());
+  EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("action":"network-outbound","target":")", target)),
+            2)
+      << r.out;
+  // Every violation is inside the run: before its exit event.
+  EXPECT_LT(r.out.rfind("network-outbound"), r.out.find("\"exit\"")) << r.out;
+  EXPECT_EQ(origin_.accepted(), 0);
+}
+
+TEST_F(EgressTest, MetadataIsRefusedEvenWhenAWildcardAllowsIt) {
+  const std::string spec = Spec("meta", {"*.google.internal", "169.254.169.254"});
+  ProgramResult r = Run(spec,
+                        "curl -sS -o /dev/null -w 'name=%{http_code}\\n' --max-time 20 "
+                        "http://metadata.google.internal/computeMetadata/v1/;"
+                        "curl -sS -o /dev/null -w 'ip=%{http_code}\\n' --max-time 20 "
+                        "http://169.254.169.254/latest/meta-data/",
+                        /*json=*/true);
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "name=403")) << r.out;
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "ip=403")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "metadata.google.internal:80")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "169.254.169.254:80")) << r.out;
+}
+
+TEST_F(EgressTest, NetworkDisabledRefusesEverything) {
+  const std::string spec = Spec("off", {Allowed()}, /*network_enabled=*/false);
+  ProgramResult r = Run(spec, absl::StrCat("curl -sS -o /dev/null -w 'code=%{http_code}\\n' "
+                                           "--max-time 20 http://",
+                                           Allowed(), "/"));
+  EXPECT_TRUE(absl::StrContains(r.out, "code=403")) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "sandbox: violation network-outbound " + Allowed()))
+      << r.err;
+  EXPECT_EQ(origin_.accepted(), 0);
+}
+
+TEST_F(EgressTest, NothingButTheProxiesLeadsOut) {
+  const std::string spec = Spec("direct", {Allowed()});
+  ProgramResult r = Run(
+      spec, absl::StrCat("curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:", origin_.port(),
+                         "/ ; echo loopback=$?;"
+                         "curl -sS --noproxy '*' --max-time 5 http://10.255.255.1/ ; echo ten=$?;"
+                         "(exec 3<>/dev/tcp/127.0.0.1/", echo_.port(), ") 2>/dev/null;"
+                         "echo devtcp=$?"));
+  EXPECT_TRUE(absl::StrContains(r.out, "loopback=7")) << r.out << r.err;  // refused: not ours
+  EXPECT_FALSE(absl::StrContains(r.out, "ten=0")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "devtcp=1")) << r.out;
+  EXPECT_EQ(origin_.accepted(), 0);
+  EXPECT_EQ(echo_.accepted(), 0);
+}
+
+TEST_F(EgressTest, GitSshCommandTunnelsThroughTheProxyWithSocat) {
+  // GIT_SSH_COMMAND's ProxyCommand is `socat - PROXY:127.0.0.1:%h:%p,proxyport=3128`: the same
+  // tunnel ssh would get, here to an echo server standing in for an ssh server.
+  const std::string spec = Spec("ssh", {absl::StrCat("echo.test:", echo_.port())});
+  ProgramResult r = Run(
+      spec, absl::StrCat("echo \"$GIT_SSH_COMMAND\";"
+                         "proxy=$(echo \"$GIT_SSH_COMMAND\" | sed -e \"s/.*ProxyCommand='//\" "
+                         "-e \"s/'$//\" -e 's/%h/echo.test/' -e 's/%p/",
+                         echo_.port(), "/');", "echo ping-through-proxy | timeout 20 $proxy"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "ProxyCommand='socat - PROXY:127.0.0.1:%h:%p")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "\nping-through-proxy")) << r.out;
+  EXPECT_EQ(echo_.accepted(), 1);
+}
+
+TEST_F(EgressTest, ConcurrentSessionsKeepTheirOwnAllowlists) {
+  const std::string open_spec = Spec("open", {Allowed()});
+  const std::string closed_spec = Spec("closed", {});
+  const std::string loop = absl::StrCat(
+      "for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code} ' --max-time 20 http://",
+      Allowed(), "/$i; done");
+  ProgramResult open_result, closed_result;
+  std::thread a([&] { open_result = Run(open_spec, loop, /*json=*/true); });
+  std::thread b([&] { closed_result = Run(closed_spec, loop, /*json=*/true); });
+  a.join();
+  b.join();
+  EXPECT_EQ(CountOf(JsonStdout(open_result.out), "200 "), 10) << open_result.out;
+  EXPECT_EQ(CountOf(open_result.out, "network-outbound"), 0) << open_result.out;
+  EXPECT_EQ(CountOf(JsonStdout(closed_result.out), "403 "), 10) << closed_result.out;
+  EXPECT_EQ(CountOf(closed_result.out, "network-outbound"), 10) << closed_result.out;
+  EXPECT_EQ(origin_.accepted(), 10);
+}
+
+TEST_F(EgressTest, NoSocketFileOutlivesItsSession) {
+  const std::string spec = Spec("gone", {Allowed()});
+  // Mid-run the session's sockets exist; after the run (sandboxctl destroys the session), or
+  // after a timeout kill, nothing is left under the broker's runtime directory.
+  ProgramResult r = Run(spec, "ls /run/ccsandbox");
+  EXPECT_TRUE(absl::StrContains(r.out, "http.sock")) << r.out << r.err;
+  EXPECT_TRUE(DirEntries(d_->runtime_dir() + "/s").empty());
+  ProgramResult killed =
+      d_->Sandboxctl({"run", "--spec=" + spec, "--timeout=1", "--", "sleep", "30"}, work_);
+  EXPECT_EQ(killed.exit_code, 137) << killed.err;
+  EXPECT_TRUE(DirEntries(d_->runtime_dir() + "/s").empty());
+  // A bad allowlist is refused at Launch, naming the entry, and leaves nothing either.
+  ProgramResult bad = Run(Spec("bad", {"*.*.example.com"}), "true");
+  EXPECT_EQ(bad.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(bad.err, "*.*.example.com")) << bad.err;
+  EXPECT_TRUE(DirEntries(d_->runtime_dir() + "/s").empty());
+}
+
+TEST_F(EgressTest, AnOrderlyBrokerStopRemovesEverySocket) {
+  // A run in the background keeps a session (and its sockets) alive while the broker stops.
+  std::thread run([&] {
+    d_->Sandboxctl({"run", "--spec=" + Spec("long", {}), "--", "sleep", "30"}, work_);
+  });
+  for (int i = 0; i < 200 && DirEntries(d_->runtime_dir() + "/s").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_FALSE(DirEntries(d_->runtime_dir() + "/s").empty());
+  const int status = d_->StopBroker();
+  run.join();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << d_->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "broker: stopped")) << d_->BrokerLog();
+  EXPECT_TRUE(DirEntries(d_->runtime_dir()).empty());
+  EXPECT_NE(access(d_->runtime_dir().c_str(), F_OK), 0);
+  EXPECT_NE(access((d_->dir() + "/broker.sock").c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
