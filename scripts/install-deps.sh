@@ -12,6 +12,7 @@ packages=(
   bubblewrap socat
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
+  clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
 )
 
 missing=()

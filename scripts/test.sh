@@ -13,10 +13,24 @@ summary=$(grep -E '^Executed [0-9]+ out of [0-9]+ tests?:' /tmp/ccsandbox-test.$
 passed=$(grep -cE '^//.* PASSED in ' /tmp/ccsandbox-test.$$.log)
 failed=$(grep -cE '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' /tmp/ccsandbox-test.$$.log)
 rm -f /tmp/ccsandbox-test.$$.log
-echo "${summary}"
-echo "${passed} passed, ${failed} failed"
 if [ "$status" -eq 0 ] && [ "$passed" -eq 0 ]; then
   echo "no test ran" >&2
   exit 1
 fi
+
+# Short fuzz runs (libFuzzer + ASan/UBSan): the HTTP head and SOCKS5 parsers, the egress matcher,
+# the shell command policy. A crash, or an unparseable line allowed, fails the run.
+fuzz_seconds=${FUZZ_SECONDS:-15}
+fuzz_dir=$(mktemp -d /tmp/ccsandbox-fuzz.XXXXXX)
+EGRESS_FUZZ_DIR=$fuzz_dir/egress tests/fuzz/run_egress_fuzz.sh "$fuzz_seconds"
+egress_fuzz=$?
+COMMAND_FUZZ_DIR=$fuzz_dir/command tests/fuzz/run_command_policy_fuzz.sh "$fuzz_seconds"
+command_fuzz=$?
+rm -rf "$fuzz_dir"
+if [ "$egress_fuzz" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+if [ "$command_fuzz" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+echo "fuzz (${fuzz_seconds}s per target): egress parsers and matcher $([ $egress_fuzz -eq 0 ] && echo ok || echo FAILED), command policy $([ $command_fuzz -eq 0 ] && echo ok || echo FAILED)"
+
+echo "${summary}"
+echo "${passed} passed, ${failed} failed"
 exit "$status"

@@ -30,6 +30,8 @@ TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
                                 "--create-guard=off): writable Linux runs that need them are "
                                 "refused"))
       << d->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(d->Sandboxctl({"probe", "--json"}).out,
+                                R"("filenameDeniesEnforced":false)"));
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl({"run", "--", "touch", work + "/ran"}, work);
   EXPECT_EQ(r.exit_code, 125);
@@ -154,6 +156,9 @@ TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
   EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, "agent sandbox DISABLED by --sandbox off\n");
   auto flag_wins = MustStart({.sandbox_flag = "on", .broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(flag_wins, nullptr);
+  const std::string json = flag_wins->Sandboxctl({"probe", "--json"}).out;
+  EXPECT_TRUE(absl::StrContains(json, R"("filenameDeniesEnforced":true)")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "enforced at creation time")) << json;
   EXPECT_TRUE(absl::StartsWith(flag_wins->Sandboxctl({"probe"}).out,
                                "agent sandbox ON (bubblewrap — namespace isolation, no kernel "
                                "boundary); filename-pattern denies"));
