@@ -1,5 +1,7 @@
 #include "policy/deny_sets.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "policy/path_spellings.h"
@@ -90,9 +92,17 @@ const std::vector<std::string>& StandardFilenameDenyPatterns() {
 }
 
 std::vector<std::string> EffectiveFilenameDenyPatterns(const v1::SandboxSpec& spec) {
-  if (!spec.has_write_deny_patterns()) return StandardFilenameDenyPatterns();
-  return {spec.write_deny_patterns().patterns().begin(),
-          spec.write_deny_patterns().patterns().end()};
+  if (spec.has_write_deny_patterns() && spec.write_deny_patterns().patterns().empty()) {
+    return {};  // the explicit opt-out
+  }
+  // A list adds to the standard set: naming one more pattern never drops .env & co.
+  std::vector<std::string> patterns = StandardFilenameDenyPatterns();
+  for (const std::string& pattern : spec.write_deny_patterns().patterns()) {
+    if (std::find(patterns.begin(), patterns.end(), pattern) == patterns.end()) {
+      patterns.push_back(pattern);
+    }
+  }
+  return patterns;
 }
 
 }  // namespace ccsandbox::policy

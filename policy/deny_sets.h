@@ -52,7 +52,8 @@ DenyPaths ResolveDenyPaths(const DenyScan& scan, const PathResolver& resolver);
 // The standard dispatch filename patterns: .env, .env.*, *.key, *.pem.
 const std::vector<std::string>& StandardFilenameDenyPatterns();
 
-// The patterns a spec asks for: the standard set when unset, else exactly the given list.
+// The patterns a spec asks for: the standard set, plus any patterns the spec lists; none when
+// the spec sets an empty list (the explicit opt-out).
 std::vector<std::string> EffectiveFilenameDenyPatterns(const v1::SandboxSpec& spec);
 
 }  // namespace ccsandbox::policy

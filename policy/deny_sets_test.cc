@@ -25,14 +25,16 @@ TEST(EndsWithComponents, MatchesWholeComponents) {
   EXPECT_FALSE(EndsWithComponents("/w/my.bashrc", ".bashrc"));
 }
 
-TEST(EffectiveFilenameDenyPatterns, UnsetMeansTheStandardSetAndEmptyMeansNone) {
+TEST(EffectiveFilenameDenyPatterns, StandardSetPlusExtrasAndEmptyMeansNone) {
   v1::SandboxSpec spec;
   EXPECT_EQ(EffectiveFilenameDenyPatterns(spec),
             (std::vector<std::string>{".env", ".env.*", "*.key", "*.pem"}));
   spec.mutable_write_deny_patterns();
   EXPECT_TRUE(EffectiveFilenameDenyPatterns(spec).empty());
   spec.mutable_write_deny_patterns()->add_patterns("*.p12");
-  EXPECT_EQ(EffectiveFilenameDenyPatterns(spec), std::vector<std::string>{"*.p12"});
+  spec.mutable_write_deny_patterns()->add_patterns("*.pem");  // already there: once
+  EXPECT_EQ(EffectiveFilenameDenyPatterns(spec),
+            (std::vector<std::string>{".env", ".env.*", "*.key", "*.pem", "*.p12"}));
 }
 
 TEST(ResolveDenyPaths, CombinesEverySourceInBothSpellings) {

@@ -66,6 +66,20 @@ TEST_F(CreateGuardTest, ANewEnvFileIsRefusedWithOneViolationEvent) {
   EXPECT_LT(r.out.find("\"violation\""), r.out.find("\"exit\"")) << r.out;
 }
 
+TEST_F(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
+  std::ofstream(work_ + "/spec.json")
+      << R"({"mode": "chat", "bindMounts": [{"hostPath": ")" << work_
+      << R"("}], "writeDenyPatterns": {"patterns": ["*.p12"]}})";
+  ProgramResult r = d_->Sandboxctl({"run", "--json", "--spec=" + work_ + "/spec.json", "--",
+                                    "bash", "-c", "touch id.p12 .env ok.txt; echo rc=$?"},
+                                   work_);
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "rc=1")) << r.out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/id.p12"));
+  EXPECT_FALSE(Exists(work_ + "/.env"));
+  EXPECT_TRUE(Exists(work_ + "/ok.txt"));
+  EXPECT_EQ(CountOf(r.out, "file-write-create"), 2) << r.out;
+}
+
 TEST_F(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
   ASSERT_EQ(mkdir((work_ + "/sub").c_str(), 0755), 0);
   std::ofstream(work_ + "/plain.txt") << "data";
