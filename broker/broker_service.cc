@@ -210,6 +210,16 @@ std::string BrokerService::NextRunId(const std::string& session_id) {
 
 grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecRequest* request,
                                  grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  grpc::Status status = RunExec(context, request, writer);
+  if (request->destroy_session_after() && status.error_code() != grpc::StatusCode::NOT_FOUND) {
+    (void)DestroySession(request->session_id(), "its one-shot Exec ended");
+  }
+  return status;
+}
+
+grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
+                                    const v1::ExecRequest* request,
+                                    grpc::ServerWriter<v1::SandboxEvent>* writer) {
   const std::string run_id = NextRunId(request->session_id());
   absl::StatusOr<SessionTable::RunStart> start = sessions_.BeginRun(request->session_id(), run_id);
   if (!start.ok()) return ToGrpc(start.status());
@@ -342,14 +352,22 @@ grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* re
   return grpc::Status::OK;
 }
 
+absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
+                                                                const std::string& why) {
+  auto destroyed = sessions_.Destroy(session_id);
+  if (!destroyed.ok()) return destroyed.status();
+  SignalRuns(destroyed->second, SIGKILL, "session destroyed");
+  egress_.Stop(session_id);
+  spdlog::info("session {} destroyed: {}", session_id, why);
+  return destroyed->first;
+}
+
 grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionRequest* request,
                                     v1::SandboxHandle* handle) {
-  auto destroyed = sessions_.Destroy(request->session_id());
+  absl::StatusOr<v1::SandboxHandle> destroyed =
+      DestroySession(request->session_id(), "by request");
   if (!destroyed.ok()) return ToGrpc(destroyed.status());
-  SignalRuns(destroyed->second, SIGKILL, "session destroyed");
-  egress_.Stop(request->session_id());
-  *handle = destroyed->first;
-  spdlog::info("session {} destroyed", request->session_id());
+  *handle = *std::move(destroyed);
   return grpc::Status::OK;
 }
 

@@ -55,6 +55,11 @@ class BrokerService final : public v1::SandboxBroker::Service {
                             v1::ListSessionsResponse* response) override;
 
  private:
+  grpc::Status RunExec(grpc::ServerContext* context, const v1::ExecRequest* request,
+                       grpc::ServerWriter<v1::SandboxEvent>* writer);
+  // Removes the session, kills its runs, stops its proxies.
+  absl::StatusOr<v1::SandboxHandle> DestroySession(const std::string& session_id,
+                                                   const std::string& why);
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);

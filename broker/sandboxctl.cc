@@ -145,6 +145,8 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
     if (!absl::GetFlag(FLAGS_workdir).empty()) exec.set_guest_workdir(workdir);
   }
   exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
+  // If this process dies (even SIGKILL), the broker still tears the session down.
+  exec.set_destroy_session_after(true);
   if (absl::GetFlag(FLAGS_stdin)) {
     exec.set_stdin(std::string(std::istreambuf_iterator<char>(std::cin), {}));
   }
@@ -184,12 +186,7 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
     if (!status.ok() && stop_signal == 0) tool_error = status.error_message();
   }
 
-  grpc::ClientContext destroy_ctx;
-  destroy_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::SessionRequest destroy;
-  destroy.set_session_id(session);
-  v1::SandboxHandle destroyed;
-  (void)stub.Destroy(&destroy_ctx, destroy, &destroyed);
+  // No Destroy: the broker destroyed the session when the Exec ended (destroy_session_after).
 
   if (stop_signal != 0) return 128 + stop_signal;
   if (!tool_error.empty()) return Fail(tool_error);

@@ -54,6 +54,25 @@ TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
       << d->BrokerLog();
 }
 
+TEST(SandboxctlRun, AKilledClientLeavesNoSessionBehind) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  const std::string marker = "4242.17";  // sleep's argument marks the sandboxed process
+  // sandboxctl is SIGKILLed mid-run: it cannot clean up, the broker must.
+  ProgramResult r = RunProgram({"timeout", "-s", "KILL", "2", Runfile("broker/sandboxctl"),
+                                "--broker=" + d->broker_address(), "run", "--", "sleep", marker},
+                               std::nullopt, "", work);
+  EXPECT_EQ(r.exit_code, 137) << r.err;
+  EXPECT_TRUE(WaitNoProcessMatches("sleep " + marker, 10));
+  for (int i = 0; i < 100 && !absl::StrContains(d->BrokerLog(), "one-shot Exec ended"); ++i) {
+    usleep(50000);
+  }
+  EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "destroyed: its one-shot Exec ended"))
+      << d->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "egress proxies stopped")) << d->BrokerLog();
+}
+
 TEST(SandboxctlRun, OutputAndExitCodeRoundTrip) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
