@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "policy/egress_allowlist.h"
 #include "proxy/event_loop.h"
@@ -601,6 +605,49 @@ TEST_F(SessionProxiesTest, BulkTransferIsExactThroughBothProxies) {
   ASSERT_EQ(Socks5Handshake(socks.get()), 0);
   ASSERT_EQ(Socks5Request(socks.get(), 1, 3, "allowed.test", source.port()), kSocks5Succeeded);
   check(socks.get());
+}
+
+TEST_F(SessionProxiesTest, BulkBothWaysIsExactAndDoesNotStarveOtherTunnels) {
+  auto proxies = Start({Allowed(echo_.port())});
+  Fd bulk = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(bulk.get(), Allowed(echo_.port()))), 200);
+  Fd other = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(other.get()), 0);
+  ASSERT_EQ(Socks5Request(other.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+  // Up to the echo server and back: both directions of one tunnel turn bulk and stay busy.
+  constexpr uint64_t kBytes = 128ull << 20;
+  std::thread writer([&] {
+    std::string chunk(256 * 1024, '\0');
+    for (uint64_t sent = 0; sent < kBytes; sent += chunk.size()) {
+      for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = testing::PatternByte(sent + i);
+      if (!SendAll(bulk.get(), chunk)) return;
+    }
+    shutdown(bulk.get(), SHUT_WR);
+  });
+  std::atomic<bool> bulk_done{false};
+  std::string echoed;
+  std::thread reader([&] {
+    echoed = ReadToEof(bulk.get(), kBytes + 1);
+    bulk_done = true;
+  });
+  // Meanwhile the other tunnel on the same loop keeps answering.
+  absl::Duration slowest;
+  int round_trips = 0;
+  bool answered = true;
+  while (!bulk_done && answered) {
+    const absl::Time start = absl::Now();
+    answered = SendAll(other.get(), "ping") && ReadExactly(other.get(), 4) == "ping";
+    slowest = std::max(slowest, absl::Now() - start);
+    ++round_trips;
+  }
+  writer.join();
+  reader.join();
+  EXPECT_TRUE(answered);
+  EXPECT_LT(slowest, absl::Seconds(2)) << round_trips << " round trips";
+  ASSERT_EQ(echoed.size(), kBytes);
+  for (uint64_t i = 0; i < kBytes; i += 4093) {
+    ASSERT_EQ(echoed[i], testing::PatternByte(i)) << i;
+  }
 }
 
 TEST_F(SessionProxiesTest, ManyConcurrentTunnelsOnOneLoop) {

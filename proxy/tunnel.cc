@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "asio/post.hpp"
 
 namespace ccsandbox::proxy {
 namespace {
@@ -20,6 +21,14 @@ constexpr uint64_t kSpliceAfterBytes = 256 * 1024;
 constexpr int kPipeBytes = 1 << 20;
 constexpr size_t kSpliceChunk = 1 << 20;
 constexpr size_t kCopyChunk = 64 * 1024;
+// The send buffer of the client's socket once the download is bulk (the kernel doubles it). The
+// client is on this host, so a small buffer costs no throughput, and it keeps the bytes in
+// flight few: the reader then copies them while they are still in the CPU cache, and the
+// proxy's own transmit path does less per byte. The upstream's sockets keep the kernel's
+// autotuning: their window has to cover the path's bandwidth-delay product.
+constexpr int kClientSendBuffer = 128 * 1024;
+// Bytes one direction moves per handler before it yields the loop to the other sessions.
+constexpr uint64_t kBurstBytes = 1 << 20;
 
 // The copy path's buffer: one per loop thread, never holding bytes across handlers.
 char* CopyBuffer() {
@@ -85,6 +94,11 @@ bool Tunnel::OpenPipe(Direction& d) {
   d.pipe_write = fds[1];
   // Best effort: past the per-user pipe budget the kernel keeps the smaller size.
   fcntl(d.pipe_write, F_SETPIPE_SZ, kPipeBytes);
+  if (d.to == &client_) {
+    // Best effort too: the relay is correct with any buffer size.
+    setsockopt(d.to->native_handle(), SOL_SOCKET, SO_SNDBUF, &kClientSendBuffer,
+               sizeof(kClientSendBuffer));
+  }
   return true;
 }
 
@@ -104,10 +118,17 @@ void Tunnel::Wait(Direction& d, asio::socket_base::wait_type type) {
   });
 }
 
+void Tunnel::Yield(Direction& d) {
+  asio::post(state().context(), [self = self(), &d] {
+    if (!self->closed_) self->Pump(d);
+  });
+}
+
 void Tunnel::Pump(Direction& d) {
   if (closed_ || d.done) return;
   const int from = d.from->native_handle();
   const int to = d.to->native_handle();
+  const uint64_t moved_before = d.moved;
   bool progress = false;
   while (true) {
     // 1. Bytes already in user memory: the initial bytes, or what a copy could not send.
@@ -163,6 +184,12 @@ void Tunnel::Pump(Direction& d) {
     // 3. New bytes: spliced through the pipe once the direction is bulk, copied before.
     if (!d.readable) {
       Wait(d, asio::socket_base::wait_read);
+      break;
+    }
+    // A busy tunnel must not starve the loop's other sessions: after a burst it queues behind
+    // them.
+    if (d.moved - moved_before >= kBurstBytes) {
+      Yield(d);
       break;
     }
     ssize_t n;

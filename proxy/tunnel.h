@@ -3,7 +3,10 @@
 // Each direction starts by copying through one 64 KiB buffer shared by the whole loop (small
 // exchanges, TLS handshakes and API calls cost two system calls a chunk and no per-tunnel
 // memory); once a direction has moved 256 KiB it switches to zero-copy splice(2) through a
-// private pipe of up to 1 MiB, so bulk transfers never pass through user memory. Bytes a slow
+// private pipe of up to 1 MiB, so bulk transfers never pass through user memory. A bulk download
+// also shrinks the client socket's send buffer (the client is local: few bytes in flight keep
+// them in the CPU cache); the upstream's sockets keep the kernel's autotuning. One direction
+// moves at most 1 MiB per handler, then queues behind the loop's other work. Bytes a slow
 // receiver cannot take yet stay in that pipe or, on the copy path, in a per-direction buffer
 // that is freed as soon as it drains: an idle tunnel holds no buffer at all. Half-close is
 // forwarded (EOF from one side becomes shutdown(SHUT_WR) on the other); a tunnel ends when both
@@ -58,6 +61,8 @@ class Tunnel : public SessionChild {
   void Begin();
   void Pump(Direction& d);
   void Wait(Direction& d, asio::socket_base::wait_type type);
+  // Continues `d` from a fresh handler, after whatever else the loop has ready.
+  void Yield(Direction& d);
   bool OpenPipe(Direction& d);
   void ClosePipe(Direction& d);
   void ArmTimer();

@@ -4,9 +4,11 @@
 // The upstream is a small Asio server in a forked child process (so its memory and threads are
 // not counted), on 127.0.0.1; the proxies run in this process on one EventLoop, exactly as in
 // the broker, with a resolver that answers bench.test -> 127.0.0.1. Figures:
-//   1. bulk download: direct loopback vs a CONNECT tunnel vs SOCKS5 (MB/s, ratio to direct),
-//      for a client reading 1 MiB at a time and for 64 KiB reads (a typical client buffer),
-//      with the CPU seconds of the upstream, the proxy loop and the client for each transfer
+//   1. bulk download: direct loopback vs a CONNECT tunnel vs SOCKS5 (MB/s, ratio to direct, best
+//      and median of the runs), for a client reading 1 MiB at a time and for 64 KiB reads (a
+//      typical client buffer), with the CPU seconds and context switches of the upstream, the
+//      proxy loop and the client for each transfer; optionally reference relays measured the
+//      same way (--relay_ports, e.g. socat), to tell the proxy's cost from the host's limits
 //   2. tunnels opened per second with 16 concurrent clients (connect, CONNECT/SOCKS5
 //      handshake, one byte each way, close), vs direct connections per second
 //   3. added time to first byte: connect + handshake + one echoed byte, proxy minus direct
@@ -20,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,15 +57,30 @@
 
 ABSL_FLAG(std::string, figures, "1234", "which figures to measure (digits 1-4)");
 ABSL_FLAG(int, bulk_mib, 2048, "MiB per bulk transfer");
-ABSL_FLAG(int, bulk_runs, 3, "bulk transfers per mode (best is reported)");
+ABSL_FLAG(int, bulk_runs, 3, "bulk transfers per mode (best and median are reported)");
 ABSL_FLAG(std::vector<std::string>, bulk_read_kib, std::vector<std::string>({"1024", "64"}),
           "client read sizes for the bulk figure, KiB (1024: a greedy reader; 64: a typical "
           "client buffer)");
+ABSL_FLAG(std::vector<std::string>, bulk_modes,
+          std::vector<std::string>({"direct", "http", "socks5"}),
+          "modes for the bulk figure (a subset is for profiling one mode; ratios need direct)");
 ABSL_FLAG(double, rate_seconds, 3.0, "seconds per connection-rate measurement");
 ABSL_FLAG(int, rate_clients, 16, "concurrent clients for the connection rate");
 ABSL_FLAG(int, ttfb_runs, 2000, "sequential connections for time to first byte");
 ABSL_FLAG(int, idle_sessions, 200, "sessions for the idle-session memory figure");
 ABSL_FLAG(int, open_tunnels, 1000, "tunnels for the per-tunnel memory figure");
+ABSL_FLAG(bool, unix_clients, false,
+          "serve the first session's proxies on Unix stream sockets handed to SessionProxies, as "
+          "the broker does for a sandbox's bridge, and connect the proxy clients over them");
+ABSL_FLAG(int, upstream_port, 0, "the upstream's port on 127.0.0.1 (0: ephemeral)");
+ABSL_FLAG(std::vector<std::string>, relay_ports, {},
+          "figure 1 also measures plain connections to these 127.0.0.1 ports, each expected to "
+          "relay to the upstream (--upstream_port), e.g. `socat -b262144 "
+          "TCP-LISTEN:9001,fork,reuseaddr TCP:127.0.0.1:9000`: a reference relay measured the "
+          "same way, on the same cores");
+ABSL_FLAG(std::vector<std::string>, relay_pids, {},
+          "optional, one per --relay_ports entry: the relay's process, whose CPU time (all "
+          "threads) is then shown in the proxy column");
 
 namespace {
 
@@ -156,7 +174,7 @@ struct Upstream {
   uint16_t port = 0;
 };
 
-Upstream ForkUpstream() {
+Upstream ForkUpstream(uint16_t listen_port) {
   int ports[2];
   if (pipe(ports) != 0) return {};
   const pid_t pid = fork();
@@ -165,8 +183,8 @@ Upstream ForkUpstream() {
     prctl(PR_SET_NAME, "bench-upstream");
     close(ports[0]);
     asio::io_context context(1);
-    asio::ip::tcp::acceptor acceptor(context,
-                                     asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+    asio::ip::tcp::acceptor acceptor(
+        context, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), listen_port));
     acceptor.listen(4096);
     const uint16_t port = acceptor.local_endpoint().port();
     if (write(ports[1], &port, sizeof(port)) != sizeof(port)) _exit(1);
@@ -196,6 +214,31 @@ int Connect(uint16_t port) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   a.sin_port = htons(port);
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int ConnectUnix(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  path.copy(a.sun_path, sizeof(a.sun_path) - 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A listening Unix stream socket at `path`; -1 on failure.
+int ListenUnix(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  path.copy(a.sun_path, sizeof(a.sun_path) - 1);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 4096) != 0) {
     close(fd);
     return -1;
   }
@@ -254,7 +297,8 @@ bool Socks5Connect(int fd, const std::string& host, uint16_t port) {
   return ReadExactly(fd, reply, sizeof(reply)) && reply[1] == 0 && reply[3] == 0;
 }
 
-enum class Mode { kDirect, kHttpConnect, kSocks5 };
+// kRelay: a plain connection to a reference relay outside this process (--relay_ports).
+enum class Mode { kDirect, kHttpConnect, kSocks5, kRelay };
 
 const char* Name(Mode mode) {
   switch (mode) {
@@ -264,6 +308,23 @@ const char* Name(Mode mode) {
       return "http CONNECT";
     case Mode::kSocks5:
       return "socks5";
+    case Mode::kRelay:
+      return "relay";
+  }
+  return "";
+}
+
+// The mode's name in --bulk_modes.
+const char* FlagName(Mode mode) {
+  switch (mode) {
+    case Mode::kDirect:
+      return "direct";
+    case Mode::kHttpConnect:
+      return "http";
+    case Mode::kSocks5:
+      return "socks5";
+    case Mode::kRelay:
+      return "relay";
   }
   return "";
 }
@@ -272,12 +333,19 @@ struct Target {
   uint16_t upstream = 0;
   uint16_t http = 0;
   uint16_t socks = 0;
+  uint16_t relay = 0;
+  pid_t relay_pid = 0;
+  std::string http_unix;  // --unix_clients: the proxies' socket paths
+  std::string socks_unix;
 };
 
 // Opens a connection to the upstream the way `mode` does; -1 on failure.
 int Open(Mode mode, const Target& t) {
   if (mode == Mode::kDirect) return Connect(t.upstream);
-  const int fd = Connect(mode == Mode::kHttpConnect ? t.http : t.socks);
+  if (mode == Mode::kRelay) return Connect(t.relay);
+  const std::string& unix_path = mode == Mode::kHttpConnect ? t.http_unix : t.socks_unix;
+  const int fd = !unix_path.empty() ? ConnectUnix(unix_path)
+                                    : Connect(mode == Mode::kHttpConnect ? t.http : t.socks);
   if (fd < 0) return -1;
   bool ok;
   if (mode == Mode::kHttpConnect) {
@@ -311,6 +379,24 @@ double CpuSeconds(const std::string& stat_path) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// Context switches (voluntary + involuntary) of a task from /proc/<path>/status: how often it
+// slept or was preempted, i.e. the wakeups a transfer cost.
+long ContextSwitches(const std::string& status_path) {
+  std::ifstream in(status_path);
+  std::string line;
+  long total = 0;
+  while (std::getline(in, line)) {
+    if (line.find("ctxt_switches:") != std::string::npos) {
+      total += std::stol(line.substr(line.find(':') + 1));
+    }
+  }
+  return total;
+}
+
+std::string StatusOf(const std::string& stat_path) {
+  return stat_path.empty() ? "" : stat_path.substr(0, stat_path.size() - 4) + "status";
+}
+
 std::string LoopThreadStat() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(entry.path() / "comm");
@@ -329,9 +415,17 @@ pid_t g_upstream_pid = 0;
 
 double BulkMBps(Mode mode, const Target& t, uint64_t bytes, size_t read_size) {
   const std::string upstream_stat = absl::StrCat("/proc/", g_upstream_pid, "/stat");
-  const std::string loop_stat = LoopThreadStat();
+  std::string loop_stat = LoopThreadStat();
+  if (mode == Mode::kRelay) {
+    loop_stat = t.relay_pid > 0 ? absl::StrCat("/proc/", t.relay_pid, "/stat") : "";
+  }
   const std::string client_stat = absl::StrCat("/proc/self/task/", gettid(), "/stat");
   const Cpu before{CpuSeconds(upstream_stat), CpuSeconds(loop_stat), CpuSeconds(client_stat)};
+  // A relay's /proc/<pid>/status counts its main thread only: not shown.
+  const std::string loop_status = mode == Mode::kRelay ? "" : StatusOf(loop_stat);
+  const long switches_before[3] = {ContextSwitches(StatusOf(upstream_stat)),
+                                   ContextSwitches(loop_status),
+                                   ContextSwitches(StatusOf(client_stat))};
   const int fd = Open(mode, t);
   if (fd < 0) return 0;
   std::string request = "S";
@@ -349,17 +443,32 @@ double BulkMBps(Mode mode, const Target& t, uint64_t bytes, size_t read_size) {
   close(fd);
   g_last_cpu = {CpuSeconds(upstream_stat) - before.upstream, CpuSeconds(loop_stat) - before.proxy,
                 CpuSeconds(client_stat) - before.client};
+  const long switches[3] = {ContextSwitches(StatusOf(upstream_stat)) - switches_before[0],
+                            ContextSwitches(loop_status) - switches_before[1],
+                            ContextSwitches(StatusOf(client_stat)) - switches_before[2]};
   std::printf(
       "     %-13s %6.0f MB/s  cpu s: upstream %.2f proxy %.2f client %.2f, "
-      "wall %.2f\n",
+      "wall %.2f; context switches: upstream %ld proxy %ld client %ld\n",
       Name(mode), static_cast<double>(bytes) / 1e6 / seconds, g_last_cpu.upstream, g_last_cpu.proxy,
-      g_last_cpu.client, seconds);
+      g_last_cpu.client, seconds, switches[0], switches[1], switches[2]);
   if (got != bytes) {
     std::printf("  (%s: short transfer %llu of %llu bytes)\n", Name(mode),
                 static_cast<unsigned long long>(got), static_cast<unsigned long long>(bytes));
     return 0;
   }
   return static_cast<double>(bytes) / 1e6 / seconds;
+}
+
+struct Spread {
+  double best = 0;
+  double median = 0;
+};
+
+Spread SpreadOf(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  return {samples.back(), n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2};
 }
 
 // One "tunnel": open, one byte each way, close.
@@ -467,7 +576,8 @@ class BenchResolver : public Resolver {
 };
 
 std::unique_ptr<SessionProxies> StartSession(EventLoop& loop, std::shared_ptr<Resolver> resolver,
-                                             uint16_t upstream_port, int index) {
+                                             uint16_t upstream_port, int index,
+                                             int http_listen_fd = -1, int socks_listen_fd = -1) {
   auto list = ccsandbox::policy::EgressAllowlist::Resolve(
       true, std::vector<std::string>{absl::StrCat("bench.test:", upstream_port)});
   SessionProxiesOptions options;
@@ -475,6 +585,8 @@ std::unique_ptr<SessionProxies> StartSession(EventLoop& loop, std::shared_ptr<Re
   options.allowlist = std::make_shared<const ccsandbox::policy::EgressAllowlist>(*std::move(list));
   options.resolver = std::move(resolver);
   options.max_connections = 1 << 20;
+  options.http_listen_fd = http_listen_fd;
+  options.socks_listen_fd = socks_listen_fd;
   auto proxies = SessionProxies::Start(loop, std::move(options));
   if (!proxies.ok()) {
     std::fprintf(stderr, "start: %s\n", std::string(proxies.status().message()).c_str());
@@ -488,7 +600,7 @@ std::unique_ptr<SessionProxies> StartSession(EventLoop& loop, std::shared_ptr<Re
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   // Before any thread: the upstream is a child process with its own memory.
-  Upstream upstream = ForkUpstream();
+  Upstream upstream = ForkUpstream(static_cast<uint16_t>(absl::GetFlag(FLAGS_upstream_port)));
   if (upstream.port == 0) {
     std::fprintf(stderr, "proxy_bench: cannot start the upstream\n");
     return 1;
@@ -505,31 +617,77 @@ int main(int argc, char** argv) {
   g_upstream_pid = upstream.pid;
   EventLoop loop;
   auto resolver = std::make_shared<BenchResolver>();
-  std::unique_ptr<SessionProxies> session = StartSession(loop, resolver, upstream.port, 0);
-  const Target t{upstream.port, session->http_port(), session->socks_port()};
+  std::string unix_dir;
+  Target t;
+  int http_fd = -1, socks_fd = -1;
+  if (absl::GetFlag(FLAGS_unix_clients)) {
+    char dir[] = "/tmp/proxybench.XXXXXX";
+    if (mkdtemp(dir) == nullptr) return 1;
+    unix_dir = dir;
+    t.http_unix = unix_dir + "/http.sock";
+    t.socks_unix = unix_dir + "/socks.sock";
+    http_fd = ListenUnix(t.http_unix);
+    socks_fd = ListenUnix(t.socks_unix);
+    if (http_fd < 0 || socks_fd < 0) {
+      std::fprintf(stderr, "proxy_bench: cannot listen in %s\n", dir);
+      return 1;
+    }
+  }
+  std::unique_ptr<SessionProxies> session =
+      StartSession(loop, resolver, upstream.port, 0, http_fd, socks_fd);
+  t.upstream = upstream.port;
+  t.http = session->http_port();
+  t.socks = session->socks_port();
 
   const std::string figures = absl::GetFlag(FLAGS_figures);
   auto want = [&](char figure) { return figures.find(figure) != std::string::npos; };
 
   // 1. Bulk throughput.
   if (want('1')) {
+    const std::vector<std::string> modes = absl::GetFlag(FLAGS_bulk_modes);
+    auto bulk_mode = [&](Mode mode) {
+      return std::find(modes.begin(), modes.end(), FlagName(mode)) != modes.end();
+    };
+    const std::vector<std::string> relay_pids = absl::GetFlag(FLAGS_relay_pids);
+    std::vector<uint16_t> relay_ports;
+    for (const std::string& port : absl::GetFlag(FLAGS_relay_ports)) {
+      relay_ports.push_back(static_cast<uint16_t>(std::stoul(port)));
+    }
     const uint64_t bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_bulk_mib)) << 20;
     for (const std::string& kib : absl::GetFlag(FLAGS_bulk_read_kib)) {
       const size_t read_size = static_cast<size_t>(std::stoul(kib)) << 10;
-      std::printf("\n1. bulk download, %d MiB, client reads of %s KiB, best of %d (MB/s)\n",
-                  absl::GetFlag(FLAGS_bulk_mib), kib.c_str(), absl::GetFlag(FLAGS_bulk_runs));
-      double best[3] = {0, 0, 0};
+      std::printf(
+          "\n1. bulk download, %d MiB, client reads of %s KiB, %d runs each, alternating "
+          "(MB/s)\n",
+          absl::GetFlag(FLAGS_bulk_mib), kib.c_str(), absl::GetFlag(FLAGS_bulk_runs));
+      // One row per path: direct, http CONNECT, socks5, then the reference relays.
+      std::vector<std::vector<double>> runs(3 + relay_ports.size());
       for (int run = 0; run < absl::GetFlag(FLAGS_bulk_runs); ++run) {
         for (Mode mode : {Mode::kDirect, Mode::kHttpConnect, Mode::kSocks5}) {
-          double& b = best[static_cast<int>(mode)];
-          b = std::max(b, BulkMBps(mode, t, bytes, read_size));
+          if (bulk_mode(mode)) {
+            runs[static_cast<int>(mode)].push_back(BulkMBps(mode, t, bytes, read_size));
+          }
+        }
+        for (size_t i = 0; i < relay_ports.size(); ++i) {
+          Target relay = t;
+          relay.relay = relay_ports[i];
+          if (i < relay_pids.size()) relay.relay_pid = static_cast<pid_t>(std::stol(relay_pids[i]));
+          runs[3 + i].push_back(BulkMBps(Mode::kRelay, relay, bytes, read_size));
         }
       }
-      std::printf("   direct        %8.0f MB/s\n", best[0]);
-      std::printf("   http CONNECT  %8.0f MB/s   %.2fx direct   (target >= 0.70x)\n", best[1],
-                  best[1] / best[0]);
-      std::printf("   socks5        %8.0f MB/s   %.2fx direct   (target >= 0.70x)\n", best[2],
-                  best[2] / best[0]);
+      // Loopback throughput on a shared 2-core host swings between runs (which thread shares a
+      // core with which): the median is the figure to trust, the best shows the spread.
+      const Spread direct = SpreadOf(runs[0]);
+      std::printf("   %-13s best %6.0f            median %6.0f\n", "direct", direct.best,
+                  direct.median);
+      for (size_t row = 1; row < runs.size(); ++row) {
+        const Spread s = SpreadOf(runs[row]);
+        const std::string name =
+            row < 3 ? Name(static_cast<Mode>(row)) : absl::StrCat("relay :", relay_ports[row - 3]);
+        std::printf("   %-13s best %6.0f (%.2fx)    median %6.0f (%.2fx)   %s\n", name.c_str(),
+                    s.best, s.best / direct.best, s.median, s.median / direct.median,
+                    row < 3 ? "(target >= 0.70x direct)" : "(reference relay, not ours)");
+      }
     }
   }
 
@@ -617,6 +775,10 @@ int main(int argc, char** argv) {
   }
 
   session->Stop();
+  if (!unix_dir.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(unix_dir, ignored);
+  }
   kill(upstream.pid, SIGKILL);
   waitpid(upstream.pid, nullptr, 0);
   return 0;
