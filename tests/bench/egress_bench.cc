@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/bench/bench_process.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -97,163 +98,10 @@ extern char** environ;
 namespace ccsandbox::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Fields = std::map<std::string, std::string>;
 
 constexpr char kUpstreamName[] = "upstream.test";
 
-std::atomic<bool> g_stop{false};
-
-void OnStopSignal(int) { g_stop = true; }
-
-// ---- Processes and files (as in exec_bench) ----
-
-// A directory from mkdtemp, removed with its contents when this goes away.
-class TempDir {
- public:
-  static absl::StatusOr<TempDir> Create(const std::string& prefix) {
-    std::string path = prefix + "XXXXXX";
-    if (mkdtemp(path.data()) == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
-    }
-    return TempDir(std::move(path));
-  }
-  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, "")) {}
-  TempDir& operator=(TempDir&&) = delete;
-  ~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
-struct SpawnOptions {
-  std::vector<std::string> argv;  // argv[0] is the executable's path
-  std::string cwd;                // empty: this process's
-  std::string output;             // stdout and stderr (truncated first)
-  // Daemons and the upstream: the kernel kills them if the bench dies.
-  bool die_with_parent = false;
-};
-
-// One child process; the destructor stops (SIGTERM, then SIGKILL) and reaps it.
-class Child {
- public:
-  static absl::StatusOr<Child> Spawn(const SpawnOptions& options);
-  Child(Child&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
-  Child& operator=(Child&&) = delete;
-  ~Child() { Stop(std::chrono::seconds(5)); }
-
-  pid_t pid() const { return pid_; }
-
-  // Blocks until the child exits; returns its wait status.
-  int Wait() {
-    int status = 0;
-    pid_t r;
-    do {
-      r = waitpid(pid_, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    pid_ = -1;
-    return r < 0 ? -1 : status;
-  }
-
-  bool Exited() {
-    int status = 0;
-    if (pid_ <= 0) return true;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
-    return pid_ <= 0;
-  }
-
-  void Stop(std::chrono::milliseconds grace) {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    const Clock::time_point deadline = Clock::now() + grace;
-    while (!Exited() && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-  }
-
- private:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  pid_t pid_ = -1;
-};
-
-absl::StatusOr<Child> Child::Spawn(const SpawnOptions& options) {
-  std::vector<char*> argv;
-  for (const std::string& a : options.argv)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const char* output = options.output.c_str();
-  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0)
-    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-  if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE}) signal(sig, SIG_DFL);
-    if (options.die_with_parent &&
-        (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent))
-      _exit(127);
-    const int in = open("/dev/null", O_RDONLY);
-    const int out = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-        dup2(out, 2) < 0)
-      _exit(127);
-    if (cwd != nullptr && chdir(cwd) != 0) _exit(127);
-    execve(argv[0], argv.data(), environ);
-    _exit(127);
-  }
-  return Child(pid);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string Tail(const std::string& path) {
-  const std::string all = ReadFile(path);
-  return all.size() > 2000 ? all.substr(all.size() - 2000) : all;
-}
-
-absl::Status WaitForSocket(const std::string& path, Child& owner,
-                           const std::string& log) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
-  struct stat st;
-  while (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-    if (owner.Exited() || Clock::now() > deadline || g_stop) {
-      return absl::UnavailableError(
-          absl::StrCat("no socket at ", path, "; daemon log:\n", Tail(log)));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ExecutableFlag(const std::string& name,
-                                           const std::string& path) {
-  char resolved[PATH_MAX];
-  if (path.empty() || realpath(path.c_str(), resolved) == nullptr ||
-      access(resolved, X_OK) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": '", path, "' is not an executable file"));
-  }
-  return std::string(resolved);
-}
 
 // ---- /proc ----
 
@@ -376,7 +224,7 @@ absl::StatusOr<Measured> RunOnHost(Bench& b, std::vector<std::string> args) {
   const CpuMark before = Mark(b);
   absl::StatusOr<Child> child = Child::Spawn({.argv = args, .output = output});
   if (!child.ok()) return child.status();
-  const int status = child->Wait();
+  const int status = child->Wait().value_or(-1);
   const CpuMark after = Mark(b);
   const std::string out = ReadFile(output);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -739,7 +587,7 @@ absl::Status Preflight(Bench& b) {
        .cwd = b.workdir,
        .output = output});
   if (!child.ok()) return child.status();
-  const int status = child->Wait();
+  const int status = child->Wait().value_or(-1);
   // stdout is base64 in the JSON events.
   const std::string json = ReadFile(output);
   const std::string key = "\"stdout\":\"";
