@@ -124,6 +124,12 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
 
     absl::StatusOr<CreateVerdict> verdict = emulator.Decide(*call, *notify);
     if (!verdict.ok()) return verdict.status();
+    // Reported before the caller is answered: whoever hears of the refusal (the run's event
+    // stream) knows of it before the command can react to it, e.g. print its own EACCES.
+    if (verdict->violation.has_value()) {
+      Count(&Stats::refused);
+      if (on_violation_) on_violation_(*verdict->violation);
+    }
     absl::Status answered;
     switch (verdict->kind) {
       case CreateVerdict::Kind::kDrop:
@@ -147,10 +153,6 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
         break;
     }
     if (!answered.ok() && !absl::IsNotFound(answered)) return answered;
-    if (verdict->violation.has_value()) {
-      Count(&Stats::refused);
-      if (on_violation_) on_violation_(*verdict->violation);
-    }
   }
 }
 

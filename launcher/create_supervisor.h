@@ -18,8 +18,10 @@
 // ENOSYS. A supervisor that falls behind makes callers wait (killably).
 // `on_failure` runs once if the supervisor died of an error (not after Stop,
 // nor when the sandbox simply ended): report it as the run's error event. Both
-// callbacks run on the supervisor's thread, after the call they concern has
-// been answered; keep them short and thread-safe.
+// callbacks run on the supervisor's thread; `on_violation` runs BEFORE the
+// refused call is answered (so the refusal is known before the command can
+// print its own EACCES), and the caller waits meanwhile: keep both short and
+// thread-safe.
 #ifndef CCSANDBOX_LAUNCHER_CREATE_SUPERVISOR_H_
 #define CCSANDBOX_LAUNCHER_CREATE_SUPERVISOR_H_
 
