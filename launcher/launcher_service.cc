@@ -162,6 +162,31 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     spec.inherit_fds.push_back(fds.seccomp.get());
     policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, fds.seccomp.get(),
                               config_.shim_path};
+    // Never host root inside: a root caller's sandbox runs as the unprivileged sandbox uid.
+    const bool root_caller = geteuid() == 0 && peer_uid_ == 0;
+    if (root_caller) {
+      spec.identity = Identity{config_.root_sandbox_uid, config_.root_sandbox_gid, {}};
+      bwrap.inside_root = true;
+    }
+    StageOptions stage;
+    stage.open_as = root_caller ? std::nullopt : *identity;
+    stage.idmap_userns_fd = root_caller ? config_.idmap_userns.get() : -1;
+    stage.stage_dir = config_.socket_dir;  // covered by a tmpfs in the run's own namespace
+    stage.forbidden = policy::ControlPlaneDirs();
+    stage.forbidden.push_back({config_.socket_dir, "the launcher's socket directory"});
+    stage.socket_forbidden = stage.forbidden;
+    for (const std::string& dir : plan.forbidden_dirs()) {
+      stage.forbidden.push_back({dir, "a directory of the broker's control plane"});
+    }
+    stage.clone = geteuid() == 0;
+    absl::StatusOr<BindStage> staged = BindStage::Build(plan, config_.shim_path, stage);
+    if (!staged.ok()) return staged.status();
+    fds.stage = *std::move(staged);
+    bwrap.sources = fds.stage->sources();
+    if (stage.clone) {
+      spec.stage_dir = stage.stage_dir;
+      spec.staged = fds.stage->staged();
+    }
     if (plan.has_create_guard()) {
       // Never run a plan that needs the guard without it: refuse instead.
       if (!config_.create_guard_available) {

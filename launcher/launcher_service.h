@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/bind_stage.h"
 #include "launcher/create_supervisor.h"
 #include "launcher/run_registry.h"
 #include "launcher/run_supervisor.h"
@@ -28,11 +29,17 @@ struct LauncherConfig {
   // unless turned off): plans that need it are refused when it is unavailable.
   bool create_guard_available = false;
   std::string create_guard_reason;
+  // A root caller's sandboxes run as this unprivileged host uid/gid (uid 0 inside their user
+  // namespace), and see its binds through mounts idmapped by `idmap_userns` (0 <-> this uid).
+  uid_t root_sandbox_uid = 0;
+  gid_t root_sandbox_gid = 0;
+  UniqueFd idmap_userns;
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot
-// switch to it (a non-root launcher serving another uid). Root peers of a root launcher
-// keep root (nullopt: no switch); bwrap still drops every capability inside.
+// switch to it (a non-root launcher serving another uid). nullopt: no switch (a non-root
+// launcher serving its own uid, or a root caller's `none` run, which is unsandboxed by
+// definition). Native runs of root callers use the launcher's root sandbox uid instead.
 absl::StatusOr<std::optional<Identity>> IdentityFor(uid_t peer_uid);
 
 class LauncherService final : public v1::SandboxLauncher::Service {
@@ -52,6 +59,7 @@ class LauncherService final : public v1::SandboxLauncher::Service {
     UniqueFd seccomp;        // the BPF program bwrap reads
     UniqueFd guard_shim;     // the shim's end of the create guard's notify channel
     UniqueFd guard_launcher; // ours: handed to the CreateSupervisor
+    std::optional<BindStage> stage;  // the checked, cloned bind sources
   };
   absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds) const;
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include "grpcpp/server_posix.h"
 #include "launcher/create_guard_probe.h"
 #include "launcher/dashed_flags.h"
+#include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
 #include "launcher/peer_listener.h"
 #include "launcher/seccomp_baseline.h"
@@ -37,6 +39,10 @@ ABSL_FLAG(std::string, bwrap, "", "bwrap binary (default: searched on PATH)");
 ABSL_FLAG(std::string, create_guard, "on",
           "on: enforce filename-pattern denies at creation time where the kernel allows it; "
           "off: never (plans that need it are then refused, never run weaker)");
+ABSL_FLAG(uint32_t, root_sandbox_uid, 65530,
+          "unprivileged host uid that a root caller's sandboxed commands run as (uid 0 inside "
+          "their user namespace; their binds are idmapped so files keep host root ownership)");
+ABSL_FLAG(uint32_t, root_sandbox_gid, 65530, "host gid for a root caller's sandboxed commands");
 ABSL_FLAG(std::string, shim, "",
           "sandbox_shim binary bound into sandboxes with egress (default: beside this binary)");
 
@@ -117,6 +123,21 @@ int Main(int argc, char** argv) {
     spdlog::warn("sandbox_shim not found at '{}': plans with egress will be refused",
                  config.shim_path);
     config.shim_path.clear();
+  }
+
+  config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
+  config.root_sandbox_gid = absl::GetFlag(FLAGS_root_sandbox_gid);
+  if (geteuid() == 0 && std::find(allowed.begin(), allowed.end(), 0) != allowed.end()) {
+    absl::StatusOr<UniqueFd> userns =
+        MakeIdmapUserns(config.root_sandbox_uid, config.root_sandbox_gid);
+    if (!userns.ok()) {
+      spdlog::critical("--root-sandbox-uid/--root-sandbox-gid: {}",
+                       std::string(userns.status().message()));
+      return 2;
+    }
+    config.idmap_userns = std::move(*userns);
+    spdlog::info("root callers' sandboxes run as host uid {} gid {} (uid 0 inside), binds idmapped",
+                 config.root_sandbox_uid, config.root_sandbox_gid);
   }
 
   const std::string create_guard = absl::GetFlag(FLAGS_create_guard);

@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -25,9 +28,10 @@ struct ChildFailure {
   int err;
 };
 
-constexpr const char* kSteps[] = {"setsid",   "dup2",     "setgroups", "setresgid",
-                                  "setresuid", "prctl",   "chdir",     "close_range",
-                                  "execve"};
+constexpr const char* kSteps[] = {"setsid",      "dup2",         "setgroups",  "setresgid",
+                                  "setresuid",   "prctl",        "chdir",      "close_range",
+                                  "execve",      "unshare(CLONE_NEWNS)", "mount(private)",
+                                  "mount(stage tmpfs)", "create stage target", "move_mount"};
 
 [[noreturn]] void ChildFail(int fd, int step) {
   ChildFailure failure{step, errno};
@@ -74,6 +78,8 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
   const bool switch_identity = spec.identity.has_value();
   const Identity identity = spec.identity.value_or(Identity{});
   const std::vector<int> inherit = spec.inherit_fds;
+  const char* stage_dir = spec.stage_dir.empty() ? nullptr : spec.stage_dir.c_str();
+  const std::vector<StagedMount>& staged = spec.staged;
 
   const pid_t parent = getpid();
   const int report_fd = report_w.get();
@@ -90,6 +96,27 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
     sigprocmask(SIG_SETMASK, &none, nullptr);
     if (setsid() < 0) ChildFail(fd, 0);
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) ChildFail(fd, 1);
+    if (stage_dir != nullptr) {
+      // Private: nothing mounted here propagates to the host's mount table.
+      if (unshare(CLONE_NEWNS) != 0) ChildFail(fd, 9);
+      if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail(fd, 10);
+      if (mount("tmpfs", stage_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") != 0) {
+        ChildFail(fd, 11);
+      }
+      for (const StagedMount& m : staged) {
+        if (m.directory) {
+          if (mkdir(m.target.c_str(), 0755) != 0) ChildFail(fd, 12);
+        } else {
+          const int f = open(m.target.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+          if (f < 0) ChildFail(fd, 12);
+          close(f);
+        }
+        if (syscall(SYS_move_mount, m.tree_fd, "", AT_FDCWD, m.target.c_str(),
+                    MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+          ChildFail(fd, 13);
+        }
+      }
+    }
     if (switch_identity) {
       if (syscall(SYS_setgroups, identity.groups.size(), identity.groups.data()) != 0) {
         ChildFail(fd, 2);

@@ -25,6 +25,14 @@ struct Identity {
   std::vector<gid_t> groups;
 };
 
+// A detached mount (open_tree) the child attaches at `target` in its private mount namespace
+// before it execs (BindStage).
+struct StagedMount {
+  int tree_fd;
+  std::string target;
+  bool directory;
+};
+
 struct ProcessSpec {
   std::string executable;          // absolute path; never searched
   std::vector<std::string> argv;   // argv[0] included
@@ -32,11 +40,17 @@ struct ProcessSpec {
   std::string cwd;                 // chdir before exec; empty keeps the launcher's
   std::optional<Identity> identity;  // switch to this identity before exec
   std::vector<int> inherit_fds;      // kept open across exec at the same numbers (> 2)
+  // Non-empty: the child enters a new private mount namespace, mounts a tmpfs (0755) here and
+  // attaches `staged` below it, as root, before switching identity. Nothing of it is visible
+  // on the host, and it ends with the child's namespace.
+  std::string stage_dir;
+  std::vector<StagedMount> staged;
 };
 
 class SandboxProcess {
  public:
-  // Forks, moves the child into a new session and process group, switches identity,
+  // Forks, moves the child into a new session and process group, attaches the staged
+  // mounts in a private mount namespace, switches identity,
   // closes every inherited fd but stdio, and execs. Errors up to and including execve
   // come back as a Status (FAILED_PRECONDITION naming the step), with the child reaped.
   static absl::StatusOr<std::unique_ptr<SandboxProcess>> Spawn(const ProcessSpec& spec);

@@ -56,6 +56,37 @@ bool ThroughSymlink(const std::string& path, const HostView& host) {
   return false;
 }
 
+// Where bwrap reads a host path under the plan's mounts from: the same path below the staged
+// source of the deepest mount that contains it.
+class SourceMap {
+ public:
+  SourceMap(const v1::LaunchPlan& plan, const BindSources& sources)
+      : plan_(plan), sources_(sources) {}
+  std::string Mount(int i) const {
+    return i < static_cast<int>(sources_.mounts.size()) ? sources_.mounts[i]
+                                                         : plan_.mounts(i).host_path();
+  }
+  std::string Of(const std::string& path) const {
+    int best = -1;
+    for (int i = 0; i < plan_.mounts_size(); ++i) {
+      const std::string& host = plan_.mounts(i).host_path();
+      if (IsUnderOrEqual(path, host) &&
+          (best < 0 || host.size() >= plan_.mounts(best).host_path().size())) {
+        best = i;
+      }
+    }
+    if (best < 0) return path;
+    return Mount(best) + path.substr(plan_.mounts(best).host_path().size());
+  }
+  static std::string Or(const std::string& source, const std::string& fallback) {
+    return source.empty() ? fallback : source;
+  }
+
+ private:
+  const v1::LaunchPlan& plan_;
+  const BindSources& sources_;
+};
+
 }  // namespace
 
 std::vector<std::string> DefaultSystemRoDirs() {
@@ -74,6 +105,7 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   };
   // Namespaces: user, pid, ipc, uts, net, cgroup; no capabilities inside, even for root.
   op({"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"});
+  if (config.inside_root) op({"--uid", "0", "--gid", "0"});
   if (config.seccomp_fd.has_value()) op({"--seccomp", absl::StrCat(*config.seccomp_fd)});
 
   MountTable table;
@@ -91,10 +123,15 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
         break;
     }
   }
-  op({"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"});
+  // Kernel tunables stay read-only for every caller (core_pattern runs a helper as host
+  // root); bwrap skips covering /proc/sys when its own access() check says it is read-only.
+  op({"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+      "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev", "--tmpfs", "/tmp"});
 
-  for (const v1::PlanMount& mount : plan.mounts()) {
-    op({mount.read_only() ? "--ro-bind" : "--bind", mount.host_path(), mount.guest_path()});
+  const SourceMap source(plan, config.sources);
+  for (int i = 0; i < plan.mounts_size(); ++i) {
+    const v1::PlanMount& mount = plan.mounts(i);
+    op({mount.read_only() ? "--ro-bind" : "--bind", source.Mount(i), mount.guest_path()});
     table.Add(mount.guest_path(), !mount.read_only());
   }
 
@@ -156,10 +193,10 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     }
     for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
       if (table.IsMountPoint(*it) || host.KindOf(*it) != HostView::Kind::kDirectory) continue;
-      deny_ops.push_back({*it, {"--bind", *it, *it}});
+      deny_ops.push_back({*it, {"--bind", source.Of(*it), *it}});
       table.Add(*it, true);
     }
-    deny_ops.push_back({path, {"--ro-bind", path, path}});
+    deny_ops.push_back({path, {"--ro-bind", source.Of(path), path}});
     table.Add(path, false);
     done.insert(path);
   }
@@ -179,10 +216,14 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     return absl::InternalError("create_guard: no notify channel for the shim");
   }
   if (plan.has_egress()) {
-    op({"--ro-bind", plan.egress().http_socket(), kSandboxHttpSocket});
-    op({"--ro-bind", plan.egress().socks_socket(), kSandboxSocksSocket});
+    op({"--ro-bind", SourceMap::Or(config.sources.http_socket, plan.egress().http_socket()),
+        kSandboxHttpSocket});
+    op({"--ro-bind", SourceMap::Or(config.sources.socks_socket, plan.egress().socks_socket()),
+        kSandboxSocksSocket});
   }
-  if (plan.has_egress() || guard) op({"--ro-bind", config.shim_path, kSandboxShimPath});
+  if (plan.has_egress() || guard) {
+    op({"--ro-bind", SourceMap::Or(config.sources.shim, config.shim_path), kSandboxShimPath});
+  }
 
   op({"--chdir", plan.workdir(), "--"});
   if (plan.has_egress() || guard) {

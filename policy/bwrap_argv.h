@@ -25,6 +25,17 @@
 
 namespace ccsandbox::policy {
 
+// Where bwrap binds each host object FROM. The launcher opens and checks every source, then
+// attaches what it opened at a staging path of the run's private mount namespace; bwrap binds
+// those, so a host path swapped for a symlink after the check cannot redirect a mount. Empty
+// fields mean the host path itself (tests, and the rendering of a plan for display).
+struct BindSources {
+  std::vector<std::string> mounts;  // one per plan.mounts(i), in order
+  std::string shim;
+  std::string http_socket;
+  std::string socks_socket;
+};
+
 struct BwrapConfig {
   std::string bwrap_path = "bwrap";
   // Read-only system base. Symlinks (merged-/usr /bin -> usr/bin) are recreated as symlinks.
@@ -37,6 +48,10 @@ struct BwrapConfig {
   // The fd number (inherited by bwrap and passed on) of the shim's end of the create guard's
   // notify channel; required when the plan has create_guard.
   std::optional<int> create_guard_fd;
+  BindSources sources;
+  // The command runs as uid/gid 0 of its user namespace (a root caller, whose host uid is the
+  // launcher's unprivileged sandbox uid); otherwise it keeps the caller's uid inside.
+  bool inside_root = false;
 };
 
 // The launcher's default system base: /usr, /bin, /sbin, /lib*, /etc.

@@ -3,12 +3,16 @@
 #include <map>
 
 #include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "policy/egress_wiring.h"
 
 namespace ccsandbox::policy {
 namespace {
 
 using Kind = HostView::Kind;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 class FakeHost : public HostView {
  public:
@@ -80,13 +84,54 @@ TEST(RenderBwrapArgv, GoldenMergedUsrHost) {
       "--symlink", "usr/bin", "/bin",
       "--symlink", "usr/lib64", "/lib64",
       "--ro-bind", "/etc", "/etc",
-      "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+      "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+      "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+      "--dev", "/dev", "--tmpfs", "/tmp",
       "--bind", "/w/tree", "/w/tree",
       "--ro-bind", "/w/cfg", "/w/cfg",
       "--chdir", "/w/tree", "--",
       "sh", "-c", "echo hi",
   };
   EXPECT_EQ(*argv, want) << absl::StrJoin(*argv, " ");
+}
+
+// The launcher binds what it opened and checked: every source under a mount comes from that
+// mount's staged clone, deny paths below nested mounts from the deepest one; a root caller
+// runs as uid 0 of its own user namespace.
+TEST(RenderBwrapArgv, StagedSourcesGolden) {
+  FakeHost host;
+  host.kinds = {{"/w", Kind::kDirectory},       {"/w/a", Kind::kDirectory},
+                {"/w/a/.bashrc", Kind::kFile},   {"/w/sub", Kind::kDirectory},
+                {"/w/sub/.git", Kind::kDirectory}, {"/w/sub/.git/hooks", Kind::kDirectory}};
+  BwrapConfig config;
+  config.bwrap_path = "bwrap";
+  config.shim_path = "/opt/shim";
+  config.sources.mounts = {"/stage/m0", "/stage/m1"};
+  config.sources.shim = "/stage/shim";
+  config.sources.http_socket = "/stage/http.sock";
+  config.sources.socks_socket = "/stage/socks.sock";
+  config.inside_root = true;
+  v1::LaunchPlan plan = Plan({{"/w", false}, {"/w/sub", false}});
+  plan.add_deny_write_paths("/w/a/.bashrc");
+  plan.add_deny_write_paths("/w/sub/.git/hooks");
+  plan.mutable_egress()->set_http_socket("/run/b/http.sock");
+  plan.mutable_egress()->set_socks_socket("/run/b/socks.sock");
+  plan.clear_argv();
+  plan.add_argv("true");
+  absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  const std::string got = absl::StrJoin(*argv, " ");
+  EXPECT_THAT(got, HasSubstr("--cap-drop ALL --uid 0 --gid 0 "));
+  EXPECT_THAT(got, HasSubstr("--bind /stage/m0 /w --bind /stage/m1 /w/sub "));
+  EXPECT_THAT(got, HasSubstr("--bind /stage/m0/a /w/a "));
+  EXPECT_THAT(got, HasSubstr("--ro-bind /stage/m0/a/.bashrc /w/a/.bashrc"));
+  EXPECT_THAT(got, HasSubstr("--bind /stage/m1/.git /w/sub/.git "));
+  EXPECT_THAT(got, HasSubstr("--ro-bind /stage/m1/.git/hooks /w/sub/.git/hooks"));
+  EXPECT_THAT(got, HasSubstr("--ro-bind /stage/http.sock " + std::string(kSandboxHttpSocket)));
+  EXPECT_THAT(got, HasSubstr("--ro-bind /stage/socks.sock " + std::string(kSandboxSocksSocket)));
+  EXPECT_THAT(got, HasSubstr("--ro-bind /stage/shim " + std::string(kSandboxShimPath)));
+  EXPECT_THAT(got, Not(HasSubstr("/run/b/")));
+  EXPECT_THAT(got, Not(HasSubstr("/opt/shim")));
 }
 
 struct Case {
