@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "broker/deny_scan.h"
+#include "broker/spec_paths.h"
 #include "launcher/real_host_view.h"
 #include "policy/deny_sets.h"
 #include "policy/egress_allowlist.h"
@@ -107,6 +108,11 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     return ToGrpc(valid);
   }
   const v1::SandboxSpec& spec = request->spec();
+  if (absl::Status valid = CheckSpecPaths(spec, choice->actual, config_.forbidden_dirs);
+      !valid.ok()) {
+    spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
+    return ToGrpc(valid);
+  }
   if (absl::Status valid = policy::ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok()) {
     return ToGrpc(valid);
   }
@@ -239,6 +245,9 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
   inputs.deny = std::move(start->deny);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return ToGrpc(plan.status());
+  for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
+    plan->add_forbidden_dirs(dir.path);
+  }
   if (!start->create_guard_patterns.empty()) {
     for (const std::string& pattern : start->create_guard_patterns) {
       plan->mutable_create_guard()->add_deny_patterns(pattern);

@@ -11,6 +11,7 @@
 
 #include "broker/launcher_probe.h"
 #include "broker/runtime_dir.h"
+#include "policy/bind_checks.h"
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
@@ -33,6 +34,10 @@ struct BrokerConfig {
   // What the launcher said at boot about create-time filename enforcement; asked again at
   // Launch while unknown.
   CreateGuardState create_guard;
+  // Resolved directories no bind may be, contain or lie inside: /, /proc, /dev, /sys, the
+  // launcher's socket dir, the broker's listen dir and runtime dir. The broker's own are
+  // also sent in every plan (LaunchPlan.forbidden_dirs) for the launcher to check again.
+  policy::ForbiddenDirs forbidden_dirs;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {

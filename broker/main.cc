@@ -18,6 +18,7 @@
 #include "broker/launcher_probe.h"
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
+#include "broker/spec_paths.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -128,6 +129,15 @@ int Main(int argc, char** argv) {
   }
   config.proxy_loop = &proxy_loop;
   config.runtime_dir = runtime_dir->get();
+  // The control plane is out of reach of every bind, however it is spelled.
+  config.forbidden_dirs = policy::ControlPlaneDirs();
+  for (const auto& [dir, what] :
+       {std::pair{UnixSocketDir(config.launcher_address), "the launcher's socket directory"},
+        std::pair{UnixSocketDir(listen), "the broker's listen directory"},
+        std::pair{UnixSocketDir("unix:" + (*runtime_dir)->root() + "/x"),
+                  "the broker's runtime directory"}}) {
+    if (!dir.empty()) config.forbidden_dirs.push_back({dir, what});
+  }
 
   BrokerService service(config);
   PolicyService policy_service;

@@ -34,9 +34,15 @@ std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode);
 std::map<std::string, std::string> DefaultEnvironment(
     v1::SandboxBackend backend, const std::map<std::string, std::string>& host_env);
 
+// OK when a native run can start in `workdir`: inside a mount's guest path, the private
+// /tmp, or `/`. Otherwise INVALID_ARGUMENT naming `field`.
+absl::Status CheckWorkdirVisible(absl::string_view field, const std::string& workdir,
+                                 const std::vector<v1::PlanMount>& mounts);
+
 // Mounts: bindMounts (read-only in review/plan/orchestrate), then runnerStateDirs
 // (writable in every mode), parents before children. Working directory: the request's
-// override, else spec.guestWorkdir, else the first bind's guest path, else "/".
+// override, else spec.guestWorkdir, else the first bind's guest path, else "/"; a native
+// run's must be visible inside (CheckWorkdirVisible).
 absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& inputs);
 
 }  // namespace ccsandbox::policy
