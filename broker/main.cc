@@ -1,6 +1,7 @@
 // sandbox_brokerd: the unprivileged daemon that server components call. Probes the host
 // once, logs exactly one boot line, keeps sessions and runs their commands on the launcher.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,10 @@
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
+#include "grpcpp/server_posix.h"
+#include "launcher/deny_all_service.h"
+#include "launcher/peer_check.h"
+#include "launcher/peer_listener.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -63,6 +68,12 @@ int Main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Every session's proxies and streams cost descriptors: take all the kernel allows us, so
+  // one busy session does not starve Launch and the others (per-session caps bound the rest).
+  if (rlimit fds; getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+    fds.rlim_cur = fds.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &fds) != 0) spdlog::warn("cannot raise the open-file limit");
+  }
 
   const std::string listen = absl::GetFlag(FLAGS_listen);
   proxy::EventLoop proxy_loop;
@@ -146,25 +157,55 @@ int Main(int argc, char** argv) {
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
   builder.RegisterService(&policy_service);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials());
-  const mode_t old_mask = umask(0117);  // the socket is created 0660
+  // A Unix socket is served through our own listener, so every connection's peer is known
+  // (SO_PEERCRED): a caller inside a sandbox is refused however it reached the socket.
+  const bool unix_listen = absl::StartsWith(listen, "unix:");
+  std::unique_ptr<launcher::PeerListener> listener;
+  if (unix_listen) {
+    absl::StatusOr<std::unique_ptr<launcher::PeerListener>> bound =
+        launcher::PeerListener::Bind(listen.substr(5));
+    if (!bound.ok()) {
+      spdlog::critical("--listen: {}", std::string(bound.status().message()));
+      return 1;
+    }
+    listener = *std::move(bound);
+  } else {
+    builder.AddListeningPort(listen, grpc::InsecureServerCredentials());
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  umask(old_mask);
   if (server == nullptr) {
     spdlog::critical("cannot listen on {}", listen);
     return 1;
   }
+  launcher::DenyAllService sandboxed_service(
+      "callers inside a sandbox may not use the sandbox broker (nested pid namespace)");
+  grpc::ServerBuilder sandboxed_builder;
+  sandboxed_builder.RegisterCallbackGenericService(&sandboxed_service);
+  std::unique_ptr<grpc::Server> sandboxed_server = sandboxed_builder.BuildAndStart();
   spdlog::info("listening on {}; launcher at {}", listen, config.launcher_address);
 
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     spdlog::info("signal {}: stopping; running commands are cancelled", sig);
+    if (listener != nullptr) listener->Stop();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
+  if (listener != nullptr) {
+    listener->Serve([&](launcher::UniqueFd conn, const ucred& peer) {
+      if (absl::Status outside = launcher::CheckPeerOutsideSandboxes(peer); !outside.ok()) {
+        spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
+                     std::string(outside.message()));
+        grpc::AddInsecureChannelFromFd(sandboxed_server.get(), conn.Release());
+        return;
+      }
+      grpc::AddInsecureChannelFromFd(server.get(), conn.Release());
+    });
+  }
   server->Wait();
   stopper.join();
-  if (absl::StartsWith(listen, "unix:")) unlink(listen.substr(5).c_str());
+  sandboxed_server->Shutdown(std::chrono::system_clock::now());
+  listener.reset();  // removes the socket file
   spdlog::info("stopped");
   return 0;
 }

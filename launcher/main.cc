@@ -23,6 +23,8 @@
 #include "grpcpp/server_posix.h"
 #include "launcher/create_guard_probe.h"
 #include "launcher/dashed_flags.h"
+#include "launcher/deny_all_service.h"
+#include "launcher/peer_check.h"
 #include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
 #include "launcher/peer_listener.h"
@@ -48,21 +50,6 @@ ABSL_FLAG(std::string, shim, "",
 
 namespace ccsandbox::launcher {
 namespace {
-
-// Every method answers PERMISSION_DENIED: the server for connections from other uids.
-class DenyAllService : public grpc::CallbackGenericService {
-  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext*) override {
-    class Reactor : public grpc::ServerGenericBidiReactor {
-     public:
-      Reactor() {
-        Finish(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                            "this uid is not allowed to use the sandbox launcher"));
-      }
-      void OnDone() override { delete this; }
-    };
-    return new Reactor;
-  }
-};
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -188,10 +175,15 @@ int Main(int argc, char** argv) {
     builder.RegisterService(services[uid].get());
     servers[uid] = builder.BuildAndStart();
   }
-  DenyAllService deny_service;
+  DenyAllService deny_service("this uid is not allowed to use the sandbox launcher");
   grpc::ServerBuilder deny_builder;
   deny_builder.RegisterCallbackGenericService(&deny_service);
   std::unique_ptr<grpc::Server> deny_server = deny_builder.BuildAndStart();
+  DenyAllService sandboxed_service(
+      "callers inside a sandbox may not use the sandbox launcher (nested pid namespace)");
+  grpc::ServerBuilder sandboxed_builder;
+  sandboxed_builder.RegisterCallbackGenericService(&sandboxed_service);
+  std::unique_ptr<grpc::Server> sandboxed_server = sandboxed_builder.BuildAndStart();
 
   std::thread stopper([&] {
     int sig = 0;
@@ -204,6 +196,12 @@ int Main(int argc, char** argv) {
                absl::StrJoin(allowed, ","),
                config.bwrap_path.empty() ? "missing" : config.bwrap_path);
   (*listener)->Serve([&](UniqueFd conn, const ucred& peer) {
+    if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
+      spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
+                   std::string(outside.message()));
+      grpc::AddInsecureChannelFromFd(sandboxed_server.get(), conn.Release());
+      return;
+    }
     auto it = servers.find(peer.uid);
     if (it == servers.end()) {
       spdlog::warn("refused connection from uid {} pid {}: not in --allowed-uids", peer.uid,
@@ -219,6 +217,7 @@ int Main(int argc, char** argv) {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   }
   deny_server->Shutdown(std::chrono::system_clock::now());
+  sandboxed_server->Shutdown(std::chrono::system_clock::now());
   stopper.join();
   listener->reset();
   spdlog::info("stopped");

@@ -84,7 +84,14 @@ void PeerListener::Serve(const std::function<void(UniqueFd, const ucred&)>& on_a
     }
     if (fds[1].revents != 0) return;
     UniqueFd conn(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (!conn.valid()) continue;
+    if (!conn.valid()) {
+      // Out of descriptors: the connection stays queued; wait a little instead of spinning.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        pollfd stop = {stop_fd_.get(), POLLIN, 0};
+        poll(&stop, 1, 50);
+      }
+      continue;
+    }
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;
