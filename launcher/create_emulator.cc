@@ -336,10 +336,16 @@ std::optional<CreateVerdict> Refusal(const Rules& rules, Target& t) {
   return Deny(rules, t, *hit);
 }
 
+// S_ISUID / S_ISGID in a mode we would apply. We create as the tracee, so a
+// set-id file we made would be one it made: refused as the seccomp baseline
+// refuses it (the baseline decides first, so this is a second line).
+bool SetsIdBits(mode_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
+
 CreateVerdict DoOpen(const Rules& rules, const Call& c,
                      const TraceeIdentity& id) {
   // O_PATH drops O_CREAT: the kernel creates nothing.
   if (c.flags & O_PATH) return Continue();
+  if (SetsIdBits(c.mode)) return Errno(EPERM);
   // O_CREAT follows a final symlink, and creates ITS target, unless O_EXCL or
   // O_NOFOLLOW.
   const bool follow = (c.flags & (O_EXCL | O_NOFOLLOW)) == 0;
@@ -378,6 +384,7 @@ CreateVerdict DoOpen(const Rules& rules, const Call& c,
 // mkdir, mknod, symlink: one new name, no symlink followed.
 CreateVerdict DoMake(const Rules& rules, const Call& c,
                      const TraceeIdentity& id) {
+  if (c.op == Op::kMknod && SetsIdBits(c.mode)) return Errno(EPERM);
   Target t;
   if (Resolve(c.first, id, false, &t) != 0 || rules.fs.IsFree(t.parent.get()))
     return Continue();
@@ -387,7 +394,8 @@ CreateVerdict DoMake(const Rules& rules, const Call& c,
   const std::string name = t.Name();
   switch (c.op) {
     case Op::kMkdir:
-      return Result(mkdirat(t.parent.get(), name.c_str(), c.mode & 07777));
+      // What the kernel keeps of mkdir's mode: never a set-id bit.
+      return Result(mkdirat(t.parent.get(), name.c_str(), c.mode & 01777));
     case Op::kMknod:
       // The raw call: the device number exactly as the tracee passed it.
       return Result(static_cast<int>(

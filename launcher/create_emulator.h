@@ -12,6 +12,9 @@
 // (once per sandbox), then, as the tracee (its uid, gid, groups and umask, no
 // capability), and checking the call still waits (IdValid) before creating or
 // reporting anything:
+//   - open or mknod with S_ISUID or S_ISGID in its mode: EPERM, in free dirs
+//     too (the seccomp baseline refuses these before us: a second line); a
+//     mkdir's mode keeps only 01777, as in the kernel;
 //   - resolve the directory that would receive each NEW name (every component
 //   but the last
 //     followed, magic links refused) and, for open without O_EXCL/O_NOFOLLOW,

@@ -4,6 +4,8 @@
 // CreateSupervisor in this process. Needs root (tags: no-sandbox).
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -317,6 +319,47 @@ TEST_F(CreateGuardTest, RoutesAroundTheFilterAreClosed) {
       << r.stderr_text;
   EXPECT_FALSE(Exists("o2.txt"));
   EXPECT_FALSE(Exists("s.pem"));
+}
+
+TEST_F(CreateGuardTest, SetIdModesAreRefusedEvenWithoutTheBaseline) {
+  // Under the real baseline these calls fail before the supervisor sees them;
+  // here a baseline that allows everything leaves the supervisor to answer.
+  const sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  const GuardedSandbox sandbox(
+      *bin_dir_, work_,
+      std::string(reinterpret_cast<const char*>(&allow), sizeof(allow)));
+  const std::vector<std::string> ops = {kSandboxHelper,
+                                        "umask 022",
+                                        "open-mode /work/u 4755",
+                                        "open-mode /work/g 2755",
+                                        "mknod-mode /work/m 6755",
+                                        "open-mode /tmp/t 4755",
+                                        "mkdir-mode /work/d 6755",
+                                        "open-mode /work/plain 0755"};
+  GuardedRun r = sandbox.Run(ops);
+  EXPECT_THAT(r.lines, ElementsAre("OK", "ERR EPERM", "ERR EPERM", "ERR EPERM",
+                                   "ERR EPERM", "OK", "OK"))
+      << r.stderr_text;
+  EXPECT_FALSE(Exists("u"));
+  EXPECT_FALSE(Exists("g"));
+  EXPECT_FALSE(Exists("m"));
+  EXPECT_EQ(Stat("d").st_mode & 07777, 0755u);
+  EXPECT_EQ(Stat("plain").st_mode & 07777, 0755u);
+  EXPECT_THAT(r.violations, IsEmpty());
+  EXPECT_TRUE(r.failures.empty());
+
+  // The same sandbox without the guard does make them: the refusals above
+  // were the supervisor's.
+  ASSERT_EQ(mkdir(Host("unguarded").c_str(), 0777), 0);
+  ASSERT_EQ(chown(Host("unguarded").c_str(), kNobody, kNobody), 0);
+  GuardedRun control = sandbox.Run(
+      {kSandboxHelper, "umask 022", "open-mode /work/unguarded/u 4755",
+       "mknod-mode /work/unguarded/m 2755"},
+      {.guard = false});
+  EXPECT_THAT(control.lines, ElementsAre("OK", "OK", "OK"))
+      << control.stderr_text;
+  EXPECT_EQ(Stat("unguarded/u").st_mode & 07777, 04755u);
+  EXPECT_EQ(Stat("unguarded/m").st_mode & 07777, 02755u);
 }
 
 TEST_F(CreateGuardTest, ProcessesOutsideTheLayersAreOutOfReach) {

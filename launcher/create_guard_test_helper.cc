@@ -249,6 +249,16 @@ std::string Run(const std::vector<std::string>& w) {
     return Result(fd);
   }
   if (op == "mkdir") return Result(mkdir(arg(1).c_str(), 0777));
+  // "<op>-mode PATH OCTAL": the same calls with the mode given.
+  const mode_t mode = static_cast<mode_t>(strtoul(arg(2).c_str(), nullptr, 8));
+  if (op == "open-mode") {
+    const int fd = open(arg(1).c_str(), O_CREAT | O_WRONLY, mode);
+    if (fd >= 0) close(fd);
+    return Result(fd);
+  }
+  if (op == "mkdir-mode") return Result(mkdir(arg(1).c_str(), mode));
+  if (op == "mknod-mode")
+    return Result(mknod(arg(1).c_str(), S_IFREG | mode, 0));
   if (op == "mkfifo") return Result(mknod(arg(1).c_str(), S_IFIFO | 0666, 0));
   if (op == "mknod-reg")
     return Result(mknodat(AT_FDCWD, arg(1).c_str(), S_IFREG | 0666, 0));

@@ -32,6 +32,7 @@ struct Rule {
   int syscall;
   int error;  // the call fails with this errno
   std::optional<scmp_arg_cmp> when = std::nullopt;  // only if this holds
+  std::optional<scmp_arg_cmp> and_when = std::nullopt;  // and this
 };
 
 // `(arg & mask) == value`. libseccomp tests a 64-bit argument as two 32-bit
@@ -49,6 +50,19 @@ constexpr scmp_arg_cmp IoctlCommand(unsigned long command) {
 constexpr scmp_arg_cmp HasCloneNewUser() {
   return ArgMasked(0, CLONE_NEWUSER, CLONE_NEWUSER);
 }
+
+// `arg` has every bit of `bits` set.
+constexpr scmp_arg_cmp ArgHas(unsigned arg, uint64_t bits) {
+  return ArgMasked(arg, bits, bits);
+}
+
+// x86_64's fchmodat2 (Linux 6.6). The kernel headers here predate it, so
+// SCMP_SYS(fchmodat2) does not compile; libseccomp 2.5.4 takes the number.
+constexpr int kFchmodat2 = 452;
+
+// The kernel's __O_TMPFILE bit (O_TMPFILE without the O_DIRECTORY it adds):
+// with it, open applies its mode to a new inode, or fails with EINVAL.
+constexpr uint64_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
 
 constexpr Rule kRules[] = {
     // io_uring runs the ops it is handed without seccomp ever seeing them.
@@ -105,6 +119,37 @@ constexpr Rule kRules[] = {
     // Its flags sit behind a pointer seccomp cannot read, so CLONE_NEWUSER
     // would pass; ENOSYS rather than EPERM makes glibc fall back to clone.
     {SCMP_SYS(clone3), ENOSYS},
+    // A set-id file left in a writable bind runs with its owner's or group's
+    // rights on the host, outside every layer of the sandbox. The mode is a
+    // umode_t (the kernel keeps 16 bits); MASKED_EQ tests one bit per rule.
+    {SCMP_SYS(chmod), EPERM, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(chmod), EPERM, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(fchmod), EPERM, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(fchmod), EPERM, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(fchmodat), EPERM, ArgHas(2, S_ISUID)},
+    {SCMP_SYS(fchmodat), EPERM, ArgHas(2, S_ISGID)},
+    {kFchmodat2, EPERM, ArgHas(2, S_ISUID)},
+    {kFchmodat2, EPERM, ArgHas(2, S_ISGID)},
+    // The same file created set-id. open's mode counts only with O_CREAT or
+    // O_TMPFILE. ERRNO outranks the create guard's USER_NOTIF: these never
+    // reach it. mkdir needs no rule: the kernel keeps only 01777 of its mode.
+    {SCMP_SYS(open), EPERM, ArgHas(1, O_CREAT), ArgHas(2, S_ISUID)},
+    {SCMP_SYS(open), EPERM, ArgHas(1, O_CREAT), ArgHas(2, S_ISGID)},
+    {SCMP_SYS(open), EPERM, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISUID)},
+    {SCMP_SYS(open), EPERM, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISGID)},
+    {SCMP_SYS(openat), EPERM, ArgHas(2, O_CREAT), ArgHas(3, S_ISUID)},
+    {SCMP_SYS(openat), EPERM, ArgHas(2, O_CREAT), ArgHas(3, S_ISGID)},
+    {SCMP_SYS(openat), EPERM, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISUID)},
+    {SCMP_SYS(openat), EPERM, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISGID)},
+    {SCMP_SYS(creat), EPERM, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(creat), EPERM, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(mknod), EPERM, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(mknod), EPERM, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(mknodat), EPERM, ArgHas(2, S_ISUID)},
+    {SCMP_SYS(mknodat), EPERM, ArgHas(2, S_ISGID)},
+    // Its mode sits behind a pointer, so a set-id create would pass; ENOSYS
+    // makes callers (glibc never uses it for open) fall back to openat.
+    {SCMP_SYS(openat2), ENOSYS},
 };
 
 using FilterContext = std::unique_ptr<void, decltype(&seccomp_release)>;
@@ -148,11 +193,15 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
   }
 
   for (const Rule& rule : kRules) {
-    const uint32_t action = SCMP_ACT_ERRNO(rule.error);
-    int rc = rule.when.has_value()
-                 ? seccomp_rule_add_exact_array(ctx.get(), action, rule.syscall,
-                                                1, &*rule.when)
-                 : seccomp_rule_add_exact(ctx.get(), action, rule.syscall, 0);
+    // Comparisons in one rule must all hold (libseccomp ANDs them).
+    scmp_arg_cmp comparisons[2] = {};
+    unsigned count = 0;
+    for (const std::optional<scmp_arg_cmp>& c : {rule.when, rule.and_when}) {
+      if (c.has_value()) comparisons[count++] = *c;
+    }
+    const int rc =
+        seccomp_rule_add_exact_array(ctx.get(), SCMP_ACT_ERRNO(rule.error),
+                                     rule.syscall, count, comparisons);
     if (rc != 0) {
       return SeccompError(
           absl::StrCat("adding the rule for ", SyscallName(rule.syscall)), rc);

@@ -15,9 +15,17 @@
 // bpf, perf_event_open, userfaultfd, the keyring calls, ioctl TIOCSTI and
 // TIOCLINUX, the mount family (mount_setattr included), module loading,
 // swapon/swapoff, reboot, open_by_handle_at, and clone/unshare with
-// CLONE_NEWUSER. clone3 fails with ENOSYS, so glibc falls back to clone, whose
-// flags the filter can see. A syscall made through another ABI (i386
+// CLONE_NEWUSER. Also denied with EPERM: any mode carrying S_ISUID or S_ISGID
+// given to chmod, fchmod, fchmodat, fchmodat2 (by number, 452), creat,
+// mknod/mknodat, or open/openat with O_CREAT or O_TMPFILE — no set-id file
+// is left in a writable bind; mkdir needs no rule, the kernel drops both
+// bits. clone3 and openat2 fail with ENOSYS (their flags and mode sit behind
+// a pointer), so glibc falls back to clone and callers to openat, whose
+// arguments the filter can see. A syscall made through another ABI (i386
 // `int 0x80`, x32) kills the process.
+//
+// ERRNO outranks USER_NOTIF across stacked filters: a call denied here never
+// reaches the create guard's supervisor (create_filter.h).
 #ifndef CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 #define CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 
