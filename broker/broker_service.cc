@@ -16,8 +16,10 @@
 #include "policy/deny_sets.h"
 #include "policy/egress_allowlist.h"
 #include "policy/filename_policy.h"
+#include "policy/input_limits.h"
 #include "policy/launch_plan.h"
 #include "policy/spec_validation.h"
+#include "proto/grpc_limits.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -32,6 +34,7 @@ std::shared_ptr<grpc::Channel> LauncherChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  ApplyChannelLimits(args);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
@@ -149,6 +152,14 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
     absl::StatusOr<policy::DenyPaths> resolved = ResolveDenyPaths(spec);
     if (!resolved.ok()) return ToGrpc(resolved.status());
+    // Host file names travel in every plan: one that is not UTF-8 could not reach the launcher.
+    for (const auto& [field, paths] : {std::pair{"denyReadPaths", &resolved->read},
+                                       std::pair{"denyWritePaths", &resolved->write}}) {
+      if (absl::Status valid = policy::CheckHostPaths(field, *paths); !valid.ok()) {
+        spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
+        return ToGrpc(valid);
+      }
+    }
     deny = std::move(*resolved);
   }
   // A sandboxed session reaches the network only through its own proxies.
@@ -226,6 +237,7 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
 grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
                                     const v1::ExecRequest* request,
                                     grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  if (absl::Status valid = policy::CheckExecLimits(*request); !valid.ok()) return ToGrpc(valid);
   const std::string run_id = NextRunId(request->session_id());
   absl::StatusOr<SessionTable::RunStart> start = sessions_.BeginRun(request->session_id(), run_id);
   if (!start.ok()) return ToGrpc(start.status());
@@ -260,6 +272,11 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
                           "the session's egress proxies are gone (destroyed?)");
     }
     *plan->mutable_egress() = *std::move(egress);
+  }
+  // What the launcher would refuse (or fail to receive), refused here with the same words.
+  if (absl::Status valid = policy::CheckPlanLimits(*plan); !valid.ok()) {
+    spdlog::warn("run {} refused: {}", run_id, std::string(valid.message()));
+    return ToGrpc(valid);
   }
 
   // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
@@ -296,6 +313,7 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
 
   v1::SandboxEvent event;
   bool started = false, ended = false, client_gone = false;
+  (void)TakeUtf8ParseFailure();
   while (reader->Read(&event)) {
     started = started || event.has_starting();
     ended = ended || event.has_exit() || event.has_killed();
@@ -306,9 +324,20 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
       launcher_context.TryCancel();
     }
   }
+  // An event that does not parse (a string that is not UTF-8) ends Read() but not the call, and
+  // Finish() would wait for the unread rest forever: cancel the run instead.
+  const std::string unparsed = TakeUtf8ParseFailure();
+  if (!unparsed.empty()) launcher_context.TryCancel();
   grpc::Status status = reader->Finish();
   if (context->IsCancelled() || client_gone) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
+  }
+  if (!unparsed.empty()) {
+    spdlog::error("run {}: the launcher sent an event with {} not valid UTF-8; run cancelled",
+                  run_id, unparsed);
+    return grpc::Status(grpc::StatusCode::INTERNAL,
+                        absl::StrCat("the launcher sent an event whose ", unparsed,
+                                     " is not valid UTF-8; the run was cancelled"));
   }
   if (!status.ok() && started && !ended &&
       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||

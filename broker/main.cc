@@ -30,6 +30,7 @@
 #include "launcher/dashed_flags.h"
 #include "policy/filename_policy.h"
 #include "policy/probe.h"
+#include "proto/grpc_limits.h"
 #include "proxy/event_loop.h"
 #include "proxy/resolver.h"
 #include "proxy/static_resolver.h"
@@ -58,6 +59,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
   ParseDashedCommandLine(argc, argv);
+  CaptureProtobufParseErrors();  // before any thread starts
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
 
   // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
@@ -104,8 +106,11 @@ int Main(int argc, char** argv) {
   if (config.host.sandbox_enabled && config.host.probe.available()) {
     // Whether writable Linux runs can have their filename-pattern denies is the launcher's
     // to say: ask it (it is normally up first), and put the answer on the one boot line.
+    grpc::ChannelArguments probe_args;
+    ApplyChannelLimits(probe_args);
     auto stub = v1::SandboxLauncher::NewStub(
-        grpc::CreateChannel(config.launcher_address, grpc::InsecureChannelCredentials()));
+        grpc::CreateCustomChannel(config.launcher_address, grpc::InsecureChannelCredentials(),
+                                  probe_args));
     config.create_guard =
         CreateGuardStateFrom(ProbeLauncher(*stub, std::chrono::milliseconds(3000)));
     absl::StrAppend(&config.status_line, "; ",
@@ -155,6 +160,7 @@ int Main(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  ApplyServerLimits(builder);
   builder.RegisterService(&service);
   builder.RegisterService(&policy_service);
   // A Unix socket is served through our own listener, so every connection's peer is known

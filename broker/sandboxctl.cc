@@ -10,14 +10,15 @@
 // launcher failed — with a one-line message).
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <iostream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -35,6 +36,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "launcher/dashed_flags.h"
+#include "policy/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
 
 ABSL_FLAG(std::string, broker, "", "broker address, e.g. unix:/run/ccsandbox/broker.sock "
@@ -81,6 +83,26 @@ int Probe(v1::SandboxBroker::Stub& stub, bool json) {
   return 0;
 }
 
+// This process's stdin, refused past policy::kMaxStdinBytes without reading the rest.
+absl::StatusOr<std::string> ReadStdin() {
+  std::string data;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = read(0, buffer, sizeof(buffer));
+    if (n == 0) return data;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::FailedPreconditionError(absl::StrCat("stdin: ", strerror(errno)));
+    }
+    data.append(buffer, n);
+    if (data.size() > policy::kMaxStdinBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "stdin: more than ", policy::kMaxStdinBytes,
+          " bytes (4 MiB, one run's limit): put bigger input in a file under a bind mount"));
+    }
+  }
+}
+
 std::string NewSessionId() {
   std::random_device rd;
   return absl::StrFormat("cli-%d-%08x", getpid(), rd());
@@ -99,7 +121,9 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
     return Fail(absl::StrCat("--workdir: '", workdir, "' does not exist"));
   }
   const double timeout = absl::GetFlag(FLAGS_timeout);
-  if (timeout < 0) return Fail("--timeout: must not be negative");
+  if (!(timeout >= 0) || timeout * 1000 > static_cast<double>(policy::kMaxTimeoutMs)) {
+    return Fail("--timeout: from 0 (none) to 604800 seconds (7 days)");
+  }
 
   v1::LaunchRequest launch;
   const std::string spec_file = absl::GetFlag(FLAGS_spec);
@@ -114,6 +138,25 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
   launch.set_backend(absl::GetFlag(FLAGS_backend));
   if (absl::GetFlag(FLAGS_no_filename_denies)) {
     launch.mutable_spec()->mutable_write_deny_patterns()->clear_patterns();
+  }
+
+  // The request is complete and checked before Launch: a refusal leaves no session behind.
+  v1::ExecRequest exec;
+  for (const std::string& arg : command) exec.add_argv(arg);
+  if (!absl::GetFlag(FLAGS_workdir).empty()) exec.set_guest_workdir(workdir);
+  exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
+  // If this process dies (even SIGKILL), the broker still tears the session down.
+  exec.set_destroy_session_after(true);
+  if (absl::GetFlag(FLAGS_stdin)) {
+    absl::StatusOr<std::string> input = ReadStdin();
+    if (!input.ok()) return Fail(std::string(input.status().message()));
+    exec.set_stdin(*std::move(input));
+  }
+  if (absl::Status valid = policy::CheckSpecLimits(launch.spec()); !valid.ok()) {
+    return Fail(std::string(valid.message()));
+  }
+  if (absl::Status valid = policy::CheckExecLimits(exec); !valid.ok()) {
+    return Fail(std::string(valid.message()));
   }
 
   v1::SandboxHandle handle;
@@ -138,18 +181,7 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
               << ")" << std::endl;
   }
 
-  v1::ExecRequest exec;
   exec.set_session_id(session);
-  for (const std::string& arg : command) exec.add_argv(arg);
-  if (!absl::GetFlag(FLAGS_workdir).empty() || !spec_file.empty()) {
-    if (!absl::GetFlag(FLAGS_workdir).empty()) exec.set_guest_workdir(workdir);
-  }
-  exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
-  // If this process dies (even SIGKILL), the broker still tears the session down.
-  exec.set_destroy_session_after(true);
-  if (absl::GetFlag(FLAGS_stdin)) {
-    exec.set_stdin(std::string(std::istreambuf_iterator<char>(std::cin), {}));
-  }
 
   // Ctrl-C / SIGTERM: cancel the run (the broker kills the sandbox), then tear down.
   grpc::ClientContext exec_ctx;
@@ -214,7 +246,10 @@ int Main(int argc, char** argv) {
   if (address.rfind("unix:", 0) == 0 && access(address.substr(5).c_str(), F_OK) != 0) {
     return Fail(absl::StrCat("no broker at ", address, " (socket missing)"));
   }
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(policy::kMaxGrpcMessageBytes);
+  args.SetMaxSendMessageSize(policy::kMaxGrpcMessageBytes);
+  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
   const bool json = absl::GetFlag(FLAGS_json);
   if (subcommand == "probe") {

@@ -1,12 +1,13 @@
 #include "broker/session_table.h"
 
 #include "absl/strings/str_cat.h"
+#include "policy/input_limits.h"
 
 namespace ccsandbox::broker {
 namespace {
 
 absl::Status NotFound(const std::string& id) {
-  return absl::NotFoundError(absl::StrCat("sessionId: no session '", id, "'"));
+  return absl::NotFoundError(absl::StrCat("sessionId: no session ", policy::QuoteInput(id)));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "launcher/peer_listener.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
+#include "proto/grpc_limits.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, socket, "", "Unix socket path to listen on (created mode 0660)");
@@ -55,6 +56,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
   ParseDashedCommandLine(argc, argv);
+  CaptureProtobufParseErrors();  // before any thread starts
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ launcher: %v");
 
   const std::string socket_path = absl::GetFlag(FLAGS_socket);
@@ -172,6 +174,7 @@ int Main(int argc, char** argv) {
   for (uid_t uid : allowed) {
     services[uid] = std::make_unique<LauncherService>(config, registry, uid);
     grpc::ServerBuilder builder;
+    ApplyServerLimits(builder);
     builder.RegisterService(services[uid].get());
     servers[uid] = builder.BuildAndStart();
   }

@@ -2,11 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "policy/filename_patterns.h"
+#include "policy/input_limits.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::policy {
 
 absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) {
+  if (absl::Status s = CheckPlanLimits(plan); !s.ok()) return s;
   if (plan.run_id().empty()) return absl::InvalidArgumentError("runId: is required");
   if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE && plan.backend() != v1::SANDBOX_BACKEND_NONE) {
     return absl::InvalidArgumentError("backend: the launcher runs native or none plans only");
@@ -31,8 +33,8 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     for (const std::string& dir : limits.forbidden_dirs) {
       if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            field, ".hostPath: '", mount.host_path(),
-            "' overlaps the launcher's socket directory '", dir, "'"));
+            field, ".hostPath: ", QuoteInput(mount.host_path()),
+            " overlaps the launcher's socket directory '", dir, "'"));
       }
     }
   }
@@ -61,7 +63,8 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
       for (const std::string& dir : limits.forbidden_dirs) {
         if (IsUnderOrEqual(*path, dir)) {
           return absl::InvalidArgumentError(absl::StrCat(
-              field, ": '", *path, "' is in the launcher's socket directory '", dir, "'"));
+              field, ": ", QuoteInput(*path), " is in the launcher's socket directory '", dir,
+              "'"));
         }
       }
     }

@@ -16,9 +16,9 @@ struct PlanLimits {
   std::vector<std::string> forbidden_dirs;
 };
 
-// INVALID_ARGUMENT naming the field for: no run id, unknown backend, empty argv, a mount
-// that is relative, non-normalised, "/", guest != host, or overlaps a forbidden dir; a
-// relative workdir.
+// CheckPlanLimits (input_limits.h: sizes, NUL, UTF-8) first; then INVALID_ARGUMENT naming the
+// field for: no run id, unknown backend, empty argv, a mount that is relative, non-normalised,
+// "/", guest != host, or overlaps a forbidden dir; a relative workdir.
 absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits);
 
 }  // namespace ccsandbox::policy

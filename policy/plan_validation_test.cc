@@ -58,6 +58,8 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
       {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
        "denyWritePaths[0]"},
       {"workdir", [](v1::LaunchPlan& p) { p.set_workdir("rel"); }, "workdir"},
+      {"input limits first", [](v1::LaunchPlan& p) { p.add_argv(std::string("a\0b", 3)); },
+       "argv[1]"},
       {"egress socket",
        [](v1::LaunchPlan& p) {
          p.mutable_egress()->set_http_socket("http.sock");

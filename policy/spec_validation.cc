@@ -3,6 +3,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "policy/input_limits.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::policy {
@@ -50,6 +51,8 @@ absl::StatusOr<Mode> ParseMode(absl::string_view mode) {
 bool ModeIsReadOnly(Mode mode) { return mode != Mode::kChat; }
 
 absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend) {
+  // First: the rules below quote what they refuse, so they only ever see bounded input.
+  if (absl::Status s = CheckSpecLimits(spec); !s.ok()) return s;
   if (absl::Status s = CheckId("sessionId", spec.session_id(), true); !s.ok()) return s;
   if (absl::Status s = CheckId("workspaceId", spec.workspace_id(), false); !s.ok()) return s;
   if (spec.has_agent_id()) {
@@ -73,8 +76,9 @@ absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backen
       }
       if (backend == v1::SANDBOX_BACKEND_NATIVE && bind.guest_path() != bind.host_path()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            field, ".guestPath: '", bind.guest_path(), "' differs from hostPath '",
-            bind.host_path(), "'; the native backend mounts every path at its host location"));
+            field, ".guestPath: ", QuoteInput(bind.guest_path()), " differs from hostPath ",
+            QuoteInput(bind.host_path()), "; the native backend mounts every path at its host "
+            "location"));
       }
     }
   }

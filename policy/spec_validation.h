@@ -17,7 +17,8 @@ absl::StatusOr<Mode> ParseMode(absl::string_view mode);
 // True for the modes whose bind mounts are read-only (review, plan, orchestrate).
 bool ModeIsReadOnly(Mode mode);
 
-// Checks ids, mode and every path field of `spec` for a session on `backend`.
+// Checks the input limits (input_limits.h: sizes, NUL, UTF-8), then ids, mode and every path
+// field of `spec` for a session on `backend`.
 absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend);
 
 }  // namespace ccsandbox::policy

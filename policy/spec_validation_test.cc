@@ -45,6 +45,14 @@ TEST(ValidateSpec, RefusesBadInputNamingTheField) {
        "protectedPaths[0]"},
       {"runner state", [](v1::SandboxSpec& s) { s.add_runner_state_dirs("x"); },
        "runnerStateDirs[0]"},
+      // The input limits come first (input_limits_test.cc has their table).
+      {"too many binds",
+       [](v1::SandboxSpec& s) {
+         for (int i = 0; i < 300; ++i) s.add_bind_mounts()->set_host_path("/w");
+       },
+       "bindMounts:"},
+      {"NUL in a workdir", [](v1::SandboxSpec& s) { s.set_guest_workdir(std::string("/w\0", 3)); },
+       "guestWorkdir"},
   };
   for (const BadCase& c : cases) {
     v1::SandboxSpec spec = GoodSpec();
