@@ -73,6 +73,18 @@ void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::str
   (*handle.mutable_details()->mutable_fields())[key].set_string_value(value);
 }
 
+// What every run of the session hands the launcher's create guard.
+std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
+                                                const policy::FilenamePolicyDecision& filenames) {
+  if (!filenames.create_guard) return std::nullopt;
+  v1::CreateGuardPlan plan;
+  for (const std::string& pattern : filenames.create_guard_patterns) {
+    plan.add_deny_patterns(pattern);
+  }
+  for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
+  return plan;
+}
+
 }  // namespace
 
 BrokerService::BrokerService(BrokerConfig config)
@@ -119,9 +131,9 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   if (absl::Status valid = policy::ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok()) {
     return ToGrpc(valid);
   }
-  const bool guard_matters = choice->actual == v1::SANDBOX_BACKEND_NATIVE &&
-                             policy::HasWritableMount(spec) &&
-                             !policy::EffectiveFilenameDenyPatterns(spec).empty();
+  // Every writable native session needs the guard: the trusted-name rules always apply.
+  const bool guard_matters =
+      choice->actual == v1::SANDBOX_BACKEND_NATIVE && policy::HasWritableMount(spec);
   const CreateGuardState guard = guard_matters ? CurrentCreateGuard() : CreateGuardState();
   absl::StatusOr<policy::FilenamePolicyDecision> filenames =
       policy::DecideFilenamePolicy(spec, choice->actual, guard.available);
@@ -179,7 +191,7 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   SetDetail(*handle, "egress", egress_note);
   if (absl::Status created =
-          sessions_.Create(spec, *handle, std::move(deny), filenames->create_guard_patterns);
+          sessions_.Create(spec, *handle, std::move(deny), GuardPlanFor(spec, *filenames));
       !created.ok()) {
     if (started_egress) egress_.Stop(spec.session_id());  // ours: Start refuses a second set
     return ToGrpc(created);
@@ -202,6 +214,10 @@ absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::Sand
   request.protected_paths.assign(spec.protected_paths().begin(), spec.protected_paths().end());
   request.home_dirs = home_dirs_;
   request.filename_deny_patterns = policy::EffectiveFilenameDenyPatterns(spec);
+  request.extra_trusted_names.assign(spec.deny_write_names().begin(),
+                                     spec.deny_write_names().end());
+  request.connectable_sockets.assign(spec.connectable_sockets().begin(),
+                                     spec.connectable_sockets().end());
   absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
   if (!scan.ok()) return scan.status();
   return policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
@@ -260,11 +276,7 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
   for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
     plan->add_forbidden_dirs(dir.path);
   }
-  if (!start->create_guard_patterns.empty()) {
-    for (const std::string& pattern : start->create_guard_patterns) {
-      plan->mutable_create_guard()->add_deny_patterns(pattern);
-    }
-  }
+  if (start->create_guard.has_value()) *plan->mutable_create_guard() = *start->create_guard;
   if (start->backend == v1::SANDBOX_BACKEND_NATIVE) {
     std::optional<v1::EgressPlan> egress = egress_.PlanFor(request->session_id());
     if (!egress.has_value()) {

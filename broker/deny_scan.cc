@@ -7,14 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "policy/filename_patterns.h"
 #include "policy/paths.h"
+#include "policy/trusted_names.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -23,6 +26,9 @@ std::vector<std::string> ExpandGlob(const std::string& pattern) {
   if (!policy::IsGlob(pattern)) return {pattern};
   glob_t matches{};
   std::vector<std::string> out;
+  // A protected "co*py" is also the directory literally named so.
+  struct stat st;
+  if (lstat(pattern.c_str(), &st) == 0) out.push_back(pattern);
   if (glob(pattern.c_str(), GLOB_NOSORT, nullptr, &matches) == 0) {
     for (size_t i = 0; i < matches.gl_pathc; ++i) out.push_back(matches.gl_pathv[i]);
   }
@@ -38,18 +44,20 @@ bool Exists(const std::string& path) {
 class Walker {
  public:
   Walker(const ScanRequest& request, policy::DenyScan& scan,
-         std::optional<policy::FilenamePatterns> patterns)
-      : request_(request), scan_(scan), patterns_(std::move(patterns)) {
+         std::optional<policy::FilenamePatterns> patterns, policy::TrustedNameRules trusted,
+         policy::TrustedNameRules home_secrets)
+      : request_(request),
+        scan_(scan),
+        patterns_(std::move(patterns)),
+        trusted_(std::move(trusted)),
+        home_secrets_(std::move(home_secrets)) {
     for (const std::string& name : policy::SecretNames()) secret_names_.insert(name);
-    for (const std::string& rel : policy::MandatoryDenyWriteNames()) {
-      std::vector<std::string> parts = absl::StrSplit(rel, '/');
-      if (parts.size() == 1) {
-        deny_write_names_.insert(rel);
-      } else {
-        deny_write_nested_.emplace(parts[0], rel);
-      }
+    for (const policy::TrustedName& name : policy::StandardTrustedNames()) {
+      if (!name.existing) creation_only_.insert(name.rule);
+      if (name.existing && !name.existing_dirs) files_only_.insert(name.rule);
     }
     for (const v1::PlanMount& m : request.mounts) mount_roots_.insert(m.guest_path());
+    connectable_.insert(request.connectable_sockets.begin(), request.connectable_sockets.end());
   }
 
   absl::Status Walk(const std::string& root, bool writable) {
@@ -59,6 +67,7 @@ class Walker {
       stack.pop_back();
       DIR* d = opendir(dir.c_str());
       if (d == nullptr) continue;  // unreadable to us is unreadable to the command too
+      const bool in_git = absl::StrContains(absl::StrCat(dir, "/"), "/.git/");
       while (dirent* entry = readdir(d)) {
         const std::string name = entry->d_name;
         if (name == "." || name == "..") continue;
@@ -70,14 +79,24 @@ class Walker {
               "for secrets and deny-write paths"));
         }
         const std::string path = dir == "/" ? "/" + name : absl::StrCat(dir, "/", name);
-        bool is_dir = entry->d_type == DT_DIR;
-        if (entry->d_type == DT_UNKNOWN) {
+        unsigned char type = entry->d_type;
+        if (type == DT_UNKNOWN) {
           struct stat st;
-          is_dir = lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+          type = lstat(path.c_str(), &st) != 0 ? DT_UNKNOWN
+                 : S_ISDIR(st.st_mode)         ? DT_DIR
+                 : S_ISSOCK(st.st_mode)        ? DT_SOCK
+                                               : DT_REG;
         }
-        if (secret_names_.count(name) > 0) {
+        const bool is_dir = type == DT_DIR;
+        if (secret_names_.count(name) > 0 || home_secrets_.Match(path).has_value()) {
           scan_.secrets.push_back(path);
           continue;  // hidden whole
+        }
+        // A docker.sock, ssh-agent or D-Bus socket in a bound tree would hand the sandbox
+        // whatever serves it: hidden unless the spec names it.
+        if (type == DT_SOCK && connectable_.count(path) == 0) {
+          scan_.secrets.push_back(path);
+          continue;
         }
         const bool deny_writes = writable && !InRunnerState(path);
         // An existing .env / key / certificate stays as it is: read-only, pinned.
@@ -85,20 +104,20 @@ class Walker {
           scan_.deny_write.push_back(path);
           continue;
         }
-        if (deny_writes && deny_write_names_.count(name) > 0) {
-          scan_.deny_write.push_back(path);
-          continue;  // read-only whole
-        }
         if (deny_writes) {
-          auto [first, last] = deny_write_nested_.equal_range(name);
-          for (auto it = first; it != last; ++it) {
-            const std::string nested = absl::StrCat(dir == "/" ? "" : dir, "/", it->second);
-            if (Exists(nested)) scan_.deny_write.push_back(nested);
+          if (std::optional<std::string> rule = trusted_.Match(path);
+              rule.has_value() && creation_only_.count(*rule) == 0 &&
+              !(is_dir && files_only_.count(*rule) > 0)) {
+            scan_.deny_write.push_back(path);
+            continue;  // read-only whole
           }
         }
-        // .git internals are large and only the nested names above matter; other mounts
+        // Git's object store and refs are large and hold nothing the host runs; other mounts
         // are walked on their own with their own writability.
-        if (is_dir && name != ".git" && mount_roots_.count(path) == 0) stack.push_back(path);
+        if (in_git && (name == "objects" || name == "refs" || name == "logs" || name == "lfs")) {
+          continue;
+        }
+        if (is_dir && mount_roots_.count(path) == 0) stack.push_back(path);
       }
       closedir(d);
     }
@@ -115,11 +134,14 @@ class Walker {
 
   const ScanRequest& request_;
   policy::DenyScan& scan_;
-  std::set<std::string> secret_names_;
-  std::set<std::string> deny_write_names_;
-  std::multimap<std::string, std::string> deny_write_nested_;
-  std::set<std::string> mount_roots_;
   std::optional<policy::FilenamePatterns> patterns_;
+  policy::TrustedNameRules trusted_;
+  policy::TrustedNameRules home_secrets_;
+  std::set<std::string> secret_names_;
+  std::set<std::string> creation_only_;
+  std::set<std::string> files_only_;
+  std::set<std::string> mount_roots_;
+  std::set<std::string> connectable_;
   size_t entries_ = 0;
 };
 
@@ -144,10 +166,21 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
     }
     patterns = *std::move(created);
   }
-  Walker walker(request, scan, std::move(patterns));
+  std::vector<std::string> rules = policy::StandardTrustedNameRules();
+  rules.insert(rules.end(), request.extra_trusted_names.begin(),
+               request.extra_trusted_names.end());
+  absl::StatusOr<policy::TrustedNameRules> trusted = policy::TrustedNameRules::Create(rules);
+  if (!trusted.ok()) return trusted.status();
+  absl::StatusOr<policy::TrustedNameRules> home_secrets =
+      policy::TrustedNameRules::Create(policy::HomeSecretPaths(), "homeSecretPaths");
+  if (!home_secrets.ok()) return home_secrets.status();
+  Walker walker(request, scan, std::move(patterns), *std::move(trusted), *std::move(home_secrets));
   for (const v1::PlanMount& mount : request.mounts) {
     if (absl::Status s = walker.Walk(mount.guest_path(), !mount.read_only()); !s.ok()) return s;
   }
+  // Independent of the order readdir returned entries in.
+  std::sort(scan.secrets.begin(), scan.secrets.end());
+  std::sort(scan.deny_write.begin(), scan.deny_write.end());
   return scan;
 }
 

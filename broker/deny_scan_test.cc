@@ -63,7 +63,9 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
     std::sort(v.begin(), v.end());
     return v;
   };
-  EXPECT_EQ(sorted(scan->secrets), sorted({r_ + "/home/.ssh", r_ + "/home/w/vendor/.aws"}));
+  // Home-relative secrets (.config/gh) are found wherever a bound tree holds them.
+  EXPECT_EQ(sorted(scan->secrets), sorted({r_ + "/home/.ssh", r_ + "/home/w/vendor/.aws",
+                                           r_ + "/home/.config/gh"}));
   // Nested rc files and git internals found; the runner state dir's .claude is exempt.
   EXPECT_EQ(sorted(scan->deny_write),
             sorted({r_ + "/home/.bashrc", r_ + "/home/w/a/b/.zshrc", r_ + "/home/w/.mcp.json",
@@ -111,8 +113,8 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
        "--bind " + h + "/w/a/b " + h + "/w/a/b",
        "--bind " + h + "/w/repo/.git " + h + "/w/repo/.git",
        "--ro-bind " + h + "/w/a/b/.zshrc " + h + "/w/a/b/.zshrc",  // nested rc file
-       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks",
        "--ro-bind " + h + "/w/repo/.git/config " + h + "/w/repo/.git/config",
+       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks",
        std::string("--chdir")},
       " ");
   EXPECT_NE(got.find(want_ops), std::string::npos) << got;

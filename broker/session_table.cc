@@ -14,11 +14,11 @@ absl::Status NotFound(const std::string& id) {
 
 absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
                                   policy::DenyPaths deny,
-                                  std::vector<std::string> create_guard_patterns) {
+                                  std::optional<v1::CreateGuardPlan> create_guard) {
   absl::MutexLock lock(&mu_);
   if (!sessions_
            .emplace(spec.session_id(), Session{spec, handle, {}, std::move(deny),
-                                               std::move(create_guard_patterns)})
+                                               std::move(create_guard)})
            .second) {
     return absl::AlreadyExistsError(
         absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));
@@ -48,7 +48,7 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string&
   it->second.runs.insert(run_id);
   it->second.handle.set_state(v1::SANDBOX_STATE_ACTIVE);
   return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny,
-                  it->second.create_guard_patterns};
+                  it->second.create_guard};
 }
 
 void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {

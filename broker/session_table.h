@@ -4,6 +4,7 @@
 #define CCSANDBOX_BROKER_SESSION_TABLE_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/deny_sets.h"
+#include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker {
@@ -21,14 +23,14 @@ class SessionTable {
     v1::SandboxSpec spec;
     v1::SandboxBackend backend;
     policy::DenyPaths deny;
-    std::vector<std::string> create_guard_patterns;  // empty: no create guard
+    std::optional<v1::CreateGuardPlan> create_guard;  // unset: no create guard
   };
 
   // ALREADY_EXISTS when the session id is taken. `deny` and the create guard's patterns are
   // fixed at Launch.
   absl::Status Create(const v1::SandboxSpec& spec, const v1::SandboxHandle& handle,
                       policy::DenyPaths deny = {},
-                      std::vector<std::string> create_guard_patterns = {});
+                      std::optional<v1::CreateGuardPlan> create_guard = std::nullopt);
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
   std::vector<v1::SandboxHandle> List() const;
@@ -48,7 +50,7 @@ class SessionTable {
     v1::SandboxHandle handle;
     std::set<std::string> runs;
     policy::DenyPaths deny;
-    std::vector<std::string> create_guard_patterns;
+    std::optional<v1::CreateGuardPlan> create_guard;
   };
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);

@@ -4,10 +4,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "policy/launch_plan.h"
+#include "policy/paths.h"
+#include "policy/trusted_names.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -51,6 +54,23 @@ absl::Status CheckSpecPaths(const v1::SandboxSpec& spec, v1::SandboxBackend back
                                       spec.runner_state_dirs(i), forbidden);
         !s.ok()) {
       return s;
+    }
+  }
+  std::vector<std::string> rules(spec.deny_write_names().begin(), spec.deny_write_names().end());
+  if (absl::StatusOr<policy::TrustedNameRules> valid = policy::TrustedNameRules::Create(rules);
+      !valid.ok()) {
+    return valid.status();
+  }
+  for (int i = 0; i < spec.connectable_sockets_size(); ++i) {
+    const std::string field = absl::StrCat("connectableSockets[", i, "]");
+    const std::string& path = spec.connectable_sockets(i);
+    if (absl::Status s = policy::CheckNormalizedAbsolute(field, path); !s.ok()) return s;
+    // The daemons' own sockets (and the proxies') live in forbidden dirs: refused here.
+    if (absl::Status s = CheckHostDir(field, path, forbidden); !s.ok()) return s;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": '", path, "' is not a Unix socket"));
     }
   }
   if (backend == v1::SANDBOX_BACKEND_NATIVE && spec.has_guest_workdir()) {

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "launcher/tracee.h"
+#include "policy/paths.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -291,6 +292,7 @@ int Gather(int host_proc, const seccomp_notif& n, const TraceeIdentity& id,
 struct Rules {
   TraceeFsContext& fs;
   const policy::FilenamePatterns& patterns;
+  const policy::TrustedNameRules& trusted;
   const std::vector<policy::GuardMount>& mounts;
   SeccompNotify& notify;
   uint64_t id;
@@ -301,19 +303,44 @@ struct Rules {
   bool StillWaiting() const { return notify.IdValid(id); }
 };
 
-// The host path of `t`'s name, for the violation: the directory's path as the
-// tracee sees it (relative to the root we share with it), mapped through the
-// run's mounts.
-std::string HostPath(const Rules& rules, const Target& t) {
+// The path of `t`'s name as the tracee sees it: its directory's path relative to the root we
+// share with it, plus the name. Empty when the directory cannot be named.
+std::string GuestPath(const Rules& rules, const Target& t) {
   char buf[PATH_MAX];
   const std::string link = absl::StrCat("thread-self/fd/", t.parent.get());
   const ssize_t n =
       readlinkat(rules.fs.host_proc(), link.c_str(), buf, sizeof(buf));
-  if (n <= 0 || n == sizeof(buf)) return t.name;
+  if (n <= 0 || n == sizeof(buf) || buf[0] != '/') return "";
   std::string dir(buf, n);
-  return policy::HostPathFor(
-      dir == "/" ? absl::StrCat("/", t.name) : absl::StrCat(dir, "/", t.name),
-      rules.mounts);
+  return dir == "/" ? absl::StrCat("/", t.name) : absl::StrCat(dir, "/", t.name);
+}
+
+// The host path of `t`'s name, for the violation, mapped through the run's mounts.
+std::string HostPath(const Rules& rules, const Target& t) {
+  const std::string guest = GuestPath(rules, t);
+  return guest.empty() ? t.name : policy::HostPathFor(guest, rules.mounts);
+}
+
+// The trusted-name rule a new name at `t` would break: what the host runs or trusts
+// automatically (start-up files, git metadata, keys ...). `beneath`: the new name is a
+// directory moved there or a symlink, so what it holds or points to counts too. Runner state
+// dirs are exempt (the operator declared them writable); a directory we cannot name is
+// refused (fail closed).
+std::optional<std::string> TrustedRule(const Rules& rules, const Target& t,
+                                       bool beneath) {
+  const std::string guest = GuestPath(rules, t);
+  if (guest.empty()) return "(a directory the supervisor cannot name)";
+  const policy::GuardMount* closest = nullptr;
+  for (const policy::GuardMount& m : rules.mounts) {
+    if (policy::IsUnderOrEqual(guest, m.guest) &&
+        (closest == nullptr || m.guest.size() >= closest->guest.size())) {
+      closest = &m;
+    }
+  }
+  if (closest != nullptr && closest->trusted_exempt) return std::nullopt;
+  if (std::optional<std::string> rule = rules.trusted.Match(guest)) return rule;
+  if (beneath) return rules.trusted.MatchBeneath(guest);
+  return std::nullopt;
 }
 
 CreateVerdict Deny(const Rules& rules, const Target& t,
@@ -329,8 +356,10 @@ CreateVerdict Deny(const Rules& rules, const Target& t,
 
 // A name outside the free dirs that matches: refused, unless it exists already
 // (then the call fails with EEXIST as it would, and nothing is created).
-std::optional<CreateVerdict> Refusal(const Rules& rules, Target& t) {
+std::optional<CreateVerdict> Refusal(const Rules& rules, Target& t,
+                                     bool beneath = false) {
   std::optional<std::string> hit = rules.patterns.Match(t.name);
+  if (!hit.has_value()) hit = TrustedRule(rules, t, beneath);
   if (!hit.has_value()) return std::nullopt;
   if (t.Lstat() == 0) return Errno(EEXIST);
   return Deny(rules, t, *hit);
@@ -364,6 +393,9 @@ CreateVerdict DoOpen(const Rules& rules, const Call& c,
     if (std::optional<std::string> hit = rules.patterns.Match(t.name)) {
       return Deny(rules, t, *hit);
     }
+    if (std::optional<std::string> rule = TrustedRule(rules, t, false)) {
+      return Deny(rules, t, *rule);
+    }
     if (!rules.StillWaiting()) return Drop();
     // O_EXCL: we create it or fail; a symlink swapped in since our look is
     // never followed.
@@ -388,7 +420,9 @@ CreateVerdict DoMake(const Rules& rules, const Call& c,
   Target t;
   if (Resolve(c.first, id, false, &t) != 0 || rules.fs.IsFree(t.parent.get()))
     return Continue();
-  if (std::optional<CreateVerdict> refused = Refusal(rules, t))
+  // A new symlink can give a trusted name to anything it points to.
+  if (std::optional<CreateVerdict> refused =
+          Refusal(rules, t, /*beneath=*/c.op == Op::kSymlink))
     return std::move(*refused);
   if (!rules.StillWaiting()) return Drop();
   const std::string name = t.Name();
@@ -458,16 +492,26 @@ CreateVerdict DoRename(const Rules& rules, const Call& c,
   }
   // New names: the destination; with RENAME_EXCHANGE the source's name too (it
   // now holds what was at the destination).
-  std::vector<const Target*> created = {&to};
-  if (flags & RENAME_EXCHANGE) created.push_back(&from);
+  // Each pair: the name that is (re)filled, and the object that lands there.
+  std::vector<std::pair<const Target*, const Target*>> created = {{&to, &from}};
+  if (flags & RENAME_EXCHANGE) created.push_back({&from, &to});
   bool all_free = true;
-  for (const Target* t : created) {
+  for (const auto& [t, moved] : created) {
     if (rules.fs.IsFree(t->parent.get())) continue;
     all_free = false;
     // Replacing an existing matching name gives it new content: refused like a
     // creation.
     if (std::optional<std::string> hit = rules.patterns.Match(t->name)) {
       return Deny(rules, *t, *hit);
+    }
+    // A directory or symlink moved here brings what it holds under the new name.
+    struct stat st {};
+    const bool beneath =
+        fstatat(moved->parent.get(), moved->name.c_str(), &st,
+                AT_SYMLINK_NOFOLLOW) != 0 ||
+        S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode);
+    if (std::optional<std::string> rule = TrustedRule(rules, *t, beneath)) {
+      return Deny(rules, *t, *rule);
     }
   }
   if (all_free) return Continue();
@@ -536,7 +580,7 @@ absl::StatusOr<CreateVerdict> CreateEmulator::Decide(const seccomp_notif& call,
     return became;
   }
   CreateVerdict verdict =
-      Perform(Rules{fs_, patterns_, mounts_, notify, call.id}, c, id);
+      Perform(Rules{fs_, patterns_, trusted_, mounts_, notify, call.id}, c, id);
   if (absl::Status back = fs_.BecomeSelf(); !back.ok()) return back;
   if (verdict.violation.has_value()) {
     verdict.violation->syscall = c.syscall;

@@ -29,8 +29,10 @@
 //   such as
 //     /dev/fd/1 -> /proc/self/fd/1): CONTINUE, so the tracee gets the kernel's
 //     own answer;
-//   - a new name matching a pattern: EACCES and a violation (file-write-create,
-//   host path);
+//   - a new name matching a pattern, or a trusted-name rule (policy/trusted_names.h:
+//   start-up files, git metadata, keys ...; for a symlink or a directory moved in, also
+//   a rule that would match beneath it), outside runner state dirs: EACCES and a
+//   violation (file-write-create, host path);
 //   - else perform it ourselves relative to the resolved directory fd, with
 //   O_EXCL /
 //     O_NOFOLLOW so a swapped-in symlink makes us retry, never follow, and
@@ -56,6 +58,7 @@
 #include "launcher/unique_fd.h"
 #include "policy/create_guard_plan.h"
 #include "policy/filename_patterns.h"
+#include "policy/trusted_names.h"
 
 namespace ccsandbox::launcher {
 
@@ -88,9 +91,11 @@ struct CreateVerdict {
 class CreateEmulator {
  public:
   CreateEmulator(TraceeFsContext& fs, policy::FilenamePatterns patterns,
+                 policy::TrustedNameRules trusted,
                  std::vector<policy::GuardMount> mounts)
       : fs_(fs),
         patterns_(std::move(patterns)),
+        trusted_(std::move(trusted)),
         mounts_(std::move(mounts)),
         identities_(fs.host_proc()) {}
 
@@ -102,6 +107,7 @@ class CreateEmulator {
  private:
   TraceeFsContext& fs_;
   policy::FilenamePatterns patterns_;
+  policy::TrustedNameRules trusted_;
   std::vector<policy::GuardMount> mounts_;
   TraceeIdentityReader identities_;
   bool entered_confirmed_ = false;

@@ -41,6 +41,11 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> CreateSupervisor::Start(
       !patterns.ok()) {
     return patterns.status();
   }
+  if (absl::StatusOr<policy::TrustedNameRules> trusted =
+          policy::TrustedNameRules::Create(options.trusted_names);
+      !trusted.ok()) {
+    return trusted.status();
+  }
   if (!channel.valid())
     return absl::InvalidArgumentError("create supervisor: no channel");
   auto supervisor = std::unique_ptr<CreateSupervisor>(new CreateSupervisor());
@@ -111,6 +116,7 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
 
   CreateEmulator emulator(
       **fs, *policy::FilenamePatterns::Create(options_.deny_patterns),
+      *policy::TrustedNameRules::Create(options_.trusted_names),
       options_.mounts);
   for (;;) {
     ready = Wait(notify->fd(), stop_.get());

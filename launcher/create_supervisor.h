@@ -46,7 +46,9 @@ class CreateSupervisor {
  public:
   struct Options {
     std::vector<std::string>
-        deny_patterns;  // e.g. StandardFilenameDenyPatterns()
+        deny_patterns;  // e.g. StandardFilenameDenyPatterns(); may be empty
+    std::vector<std::string>
+        trusted_names;  // e.g. StandardTrustedNameRules() + the plan's
     std::vector<std::string>
         free_dirs;  // the same list the shim got (--free-create)
     std::vector<policy::GuardMount>

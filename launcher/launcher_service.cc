@@ -10,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -23,6 +24,7 @@
 #include "policy/egress_wiring.h"
 #include "policy/env_scrub.h"
 #include "policy/plan_validation.h"
+#include "policy/trusted_names.h"
 #include "policy/violation_dedup.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -302,18 +304,28 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
   CreateSupervisor::Options options;
   options.deny_patterns.assign(plan.create_guard().deny_patterns().begin(),
                                plan.create_guard().deny_patterns().end());
+  // The standard list always holds, whatever the plan says; the plan can only add to it.
+  options.trusted_names = policy::StandardTrustedNameRules();
+  options.trusted_names.insert(options.trusted_names.end(),
+                               plan.create_guard().trusted_names().begin(),
+                               plan.create_guard().trusted_names().end());
   options.mounts = policy::GuardMountsOf(plan);
   options.free_dirs = policy::FreeCreateDirs(options.mounts);
   const std::string run_id = plan.run_id();
+  const std::set<std::string> patterns(options.deny_patterns.begin(),
+                                       options.deny_patterns.end());
   return CreateSupervisor::Start(
       std::move(options), std::move(channel),
-      [&sink](const CreateViolation& violation) {
+      [&sink, patterns](const CreateViolation& violation) {
         v1::SandboxEvent event;
         v1::SandboxViolation* v = event.mutable_violation();
         v->set_action(violation.action);
         v->set_target(violation.target);
-        v->set_raw(absl::StrCat(violation.syscall, ": a new name matching '", violation.pattern,
-                                "' may not be created (writeDenyPatterns)"));
+        v->set_raw(patterns.count(violation.pattern) > 0
+                       ? absl::StrCat(violation.syscall, ": a new name matching '",
+                                      violation.pattern, "' may not be created (writeDenyPatterns)")
+                       : absl::StrCat(violation.syscall, ": '", violation.pattern,
+                                      "' is something the host runs or trusts (denyWriteNames)"));
         sink.Emit(event);
       },
       [&sink, run_id](const absl::Status& failure) {

@@ -1,6 +1,7 @@
 // sandbox_launcherd: the small privileged helper. Listens on a Unix socket, serves only the
 // configured peer uids (SO_PEERCRED), validates each LaunchPlan and runs it under bwrap (or
 // unwrapped with a scrubbed environment for the none backend), streaming its events.
+#include <grp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +35,9 @@
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, socket, "", "Unix socket path to listen on (created mode 0660)");
+ABSL_FLAG(std::string, socket_group, "",
+          "group (name or gid) that owns the socket, so a non-root broker in it can connect; "
+          "the peer uid is still checked against --allowed-uids");
 ABSL_FLAG(std::string, allowed_uids, "", "comma-separated peer uids allowed to call");
 ABSL_FLAG(std::string, system_ro_dirs, "",
           "comma-separated read-only system base for native sandboxes "
@@ -166,6 +170,21 @@ int Main(int argc, char** argv) {
   if (!listener.ok()) {
     spdlog::critical("{}", std::string(listener.status().message()));
     return 1;
+  }
+  if (const std::string group = absl::GetFlag(FLAGS_socket_group); !group.empty()) {
+    gid_t gid = 0;
+    if (!absl::SimpleAtoi(group, &gid)) {
+      const struct group* g = getgrnam(group.c_str());
+      if (g == nullptr) {
+        spdlog::critical("--socket-group: no group '{}'", group);
+        return 2;
+      }
+      gid = g->gr_gid;
+    }
+    if (chown(socket_path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
+      spdlog::critical("--socket-group: cannot give '{}' to gid {}", socket_path, gid);
+      return 1;
+    }
   }
 
   RunRegistry registry;

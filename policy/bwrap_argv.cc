@@ -147,7 +147,9 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   // there) or /dev/null over files.
   std::vector<std::string> hidden;
   for (const std::string& path : plan.deny_read_paths()) {
-    if (IsGlob(path) || table.Containing(path) == nullptr || ThroughSymlink(path, host)) continue;
+    // A concrete path may hold '*' or '?' (a directory named "co*py"): what exists is
+    // rendered; an unexpanded glob does not exist and renders nothing.
+    if (table.Containing(path) == nullptr || ThroughSymlink(path, host)) continue;
     switch (host.KindOf(path)) {
       case HostView::Kind::kDirectory:
         deny_ops.push_back({path, {"--tmpfs", path, "--remount-ro", path}});
@@ -179,7 +181,7 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
                    });
   std::set<std::string> done;
   for (const std::string& path : deny_write) {
-    if (IsGlob(path) || is_hidden(path) || done.count(path) > 0 || ThroughSymlink(path, host)) {
+    if (is_hidden(path) || done.count(path) > 0 || ThroughSymlink(path, host)) {
       continue;
     }
     const Mount* mount = table.Containing(path);

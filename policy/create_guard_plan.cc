@@ -8,7 +8,8 @@ namespace ccsandbox::policy {
 std::vector<GuardMount> GuardMountsOf(const v1::LaunchPlan& plan) {
   std::vector<GuardMount> mounts;
   for (const v1::PlanMount& mount : plan.mounts()) {
-    mounts.push_back({mount.guest_path(), mount.host_path(), !mount.read_only()});
+    mounts.push_back(
+        {mount.guest_path(), mount.host_path(), !mount.read_only(), mount.runner_state()});
   }
   return mounts;
 }

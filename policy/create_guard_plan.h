@@ -26,6 +26,8 @@ struct GuardMount {
   std::string guest;  // normalised absolute path inside the sandbox
   std::string host;   // normalised absolute path on the host
   bool writable = false;
+  // A runner state dir: the trusted-name rules do not apply beneath it.
+  bool trusted_exempt = false;
 };
 
 // A plan's mounts as the guard sees them (writable = not read-only).

@@ -51,23 +51,6 @@ const std::vector<std::string>& SystemSecretPaths() {
   return *paths;
 }
 
-const std::vector<std::string>& MandatoryDenyWriteNames() {
-  static const auto* names = new std::vector<std::string>{
-      // Shell startup files: code the user's next shell runs.
-      ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-      ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc", ".mkshrc",
-      ".config/fish/config.fish",
-      // Git: hooks run on commit/checkout; config can name commands (core.hooksPath,
-      // core.fsmonitor, core.sshCommand), so hooks are only protected with it.
-      ".git/hooks", ".git/config", ".gitconfig",
-      // Agent and editor configuration that runs commands or grants tools.
-      ".claude", ".mcp.json", ".codex", ".gemini", ".cursor", ".aider.conf.yml", ".vscode",
-      // direnv runs .envrc on cd.
-      ".envrc",
-  };
-  return *names;
-}
-
 bool EndsWithComponents(absl::string_view path, absl::string_view relative) {
   if (!absl::EndsWith(path, relative)) return false;
   if (path.size() == relative.size()) return true;

@@ -19,10 +19,8 @@ const std::vector<std::string>& SecretNames();
 const std::vector<std::string>& HomeSecretPaths();
 // Secrets of the read-only system base (globs allowed), hidden with /dev/null.
 const std::vector<std::string>& SystemSecretPaths();
-// Relative paths (one or more components) made read-only wherever they exist under a
-// writable bind, at any depth (mandatory deny-write): shell rc files, .git/hooks, agent
-// configuration.
-const std::vector<std::string>& MandatoryDenyWriteNames();
+// The mandatory deny-write set (shell start-up files, git metadata, agent configuration and
+// the rest of what the host runs or trusts) is policy/trusted_names.h.
 
 // True when `path` ends with the components of `relative` (".git/hooks" matches
 // "/w/a/.git/hooks", not "/w/a/x.git/hooks").
@@ -31,7 +29,7 @@ bool EndsWithComponents(absl::string_view path, absl::string_view relative);
 // What the broker found on the host for one plan (I/O lives in broker/deny_scan).
 struct DenyScan {
   std::vector<std::string> secrets;       // SecretNames found in any bound tree
-  std::vector<std::string> deny_write;    // MandatoryDenyWriteNames found under writable binds
+  std::vector<std::string> deny_write;    // trusted names found under writable binds
   std::vector<std::string> protected_paths;  // spec.protectedPaths with globs expanded
   std::vector<std::string> system_secrets;   // SystemSecretPaths with globs expanded
   std::vector<std::string> home_dirs;        // the user's home directories

@@ -1,4 +1,5 @@
 #include "policy/deny_sets.h"
+#include "policy/trusted_names.h"
 
 #include <map>
 
@@ -66,9 +67,11 @@ TEST(DenySets, ListsCoverTheSpec) {
   for (const char* s : {".ssh", ".aws", ".gnupg"}) EXPECT_TRUE(has(SecretNames(), s)) << s;
   EXPECT_TRUE(has(HomeSecretPaths(), ".config/gh"));
   EXPECT_TRUE(has(HomeSecretPaths(), "Library/Keychains"));
-  for (const char* s : {".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-                        ".git/hooks", ".claude", ".mcp.json"}) {
-    EXPECT_TRUE(has(MandatoryDenyWriteNames(), s)) << s;
+  // The spec's mandatory deny-write set: shell rc files, .git/hooks, agent configuration.
+  const TrustedNameRules trusted = *TrustedNameRules::Create(StandardTrustedNameRules());
+  for (const char* s : {"/h/.bashrc", "/h/.bash_profile", "/h/.zshrc", "/h/.zprofile",
+                        "/h/.profile", "/r/.git/hooks", "/r/.claude", "/r/.mcp.json"}) {
+    EXPECT_TRUE(trusted.Match(s).has_value()) << s;
   }
 }
 

@@ -122,6 +122,12 @@ absl::Status CheckPattern(const std::string& pattern) {
 
 }  // namespace
 
+bool NameGlobMatches(absl::string_view pattern, absl::string_view name) {
+  return GlobMatch(pattern, name);
+}
+
+absl::Status CheckNameGlob(const std::string& pattern) { return CheckPattern(pattern); }
+
 absl::StatusOr<FilenamePatterns> FilenamePatterns::Create(
     const std::vector<std::string>& patterns) {
   for (const std::string& pattern : patterns) {

@@ -24,6 +24,11 @@
 
 namespace ccsandbox::policy {
 
+// One pattern against one name, with the syntax and case folding above.
+bool NameGlobMatches(absl::string_view pattern, absl::string_view name);
+// INVALID_ARGUMENT (prefixed "writeDenyPatterns: ") when `pattern` is not a valid one-name glob.
+absl::Status CheckNameGlob(const std::string& pattern);
+
 class FilenamePatterns {
  public:
   // INVALID_ARGUMENT naming the pattern when one is empty, contains '/' or NUL

@@ -39,19 +39,33 @@ absl::StatusOr<FilenamePolicyDecision> DecideFilenamePolicy(const v1::SandboxSpe
     return decision;
   }
   const std::vector<std::string> patterns = EffectiveFilenameDenyPatterns(spec);
+  const bool writable = HasWritableMount(spec);
   if (patterns.empty()) {
     decision.weakened = spec.has_write_deny_patterns();
     decision.note =
         "WEAKENED by request: writeDenyPatterns is empty, so new .env, *.key and *.pem files "
         "may be created in writable binds";
+    if (!writable) return decision;
+    // The opt-out covers the filename patterns only: start-up files, git metadata and keys
+    // are still refused at creation, so without the guard nothing writable may run.
+    if (!create_time_enforcement) {
+      return absl::FailedPreconditionError(
+          "denyWriteNames: the Linux native backend cannot refuse NEW shell start-up files, git "
+          "hooks and config, keys and the other names the host runs or trusts inside writable "
+          "bind mounts without create-time enforcement, so this run is refused (the "
+          "writeDenyPatterns opt-out does not cover them). Use a read-only mode (review, plan, "
+          "orchestrate), or a launcher that enforces creation-time denies");
+    }
+    decision.create_guard = true;
     return decision;
   }
-  if (!HasWritableMount(spec)) {
+  if (!writable) {
     decision.note = "enforced: nothing is writable";
     return decision;
   }
   if (create_time_enforcement) {
     decision.note = absl::StrCat("enforced at creation time: ", absl::StrJoin(patterns, ", "));
+    decision.create_guard = true;
     decision.create_guard_patterns = patterns;
     return decision;
   }

@@ -18,7 +18,10 @@ struct FilenamePolicyDecision {
   // "WEAKENED by request: ..." — for the handle's details and the log.
   std::string note;
   bool weakened = false;
-  // Non-empty: the runs of this session carry a create guard with these patterns.
+  // The runs of this session carry a create guard: always on a native session with something
+  // writable (the trusted-name rules, policy/trusted_names.h, are not optional), with these
+  // filename patterns (empty after the explicit opt-out).
+  bool create_guard = false;
   std::vector<std::string> create_guard_patterns;
 };
 

@@ -41,16 +41,31 @@ TEST(DecideFilenamePolicy, NothingWritableNeedsNothing) {
 TEST(DecideFilenamePolicy, AnExplicitEmptyListRunsAndSaysItIsWeakened) {
   v1::SandboxSpec spec = Spec("chat", false);
   spec.mutable_write_deny_patterns();
-  auto d = DecideFilenamePolicy(spec, v1::SANDBOX_BACKEND_NATIVE, false);
+  auto d = DecideFilenamePolicy(spec, v1::SANDBOX_BACKEND_NATIVE, true);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->weakened);
+  EXPECT_TRUE(d->create_guard);  // the trusted names still hold
   EXPECT_NE(d->note.find("WEAKENED by request"), std::string::npos);
+}
+
+// The opt-out drops the filename patterns only: start-up files, git metadata and keys must
+// still be refused at creation, which needs the guard.
+TEST(DecideFilenamePolicy, TheOptOutDoesNotCoverTrustedNames) {
+  v1::SandboxSpec spec = Spec("chat", false);
+  spec.mutable_write_deny_patterns();
+  auto d = DecideFilenamePolicy(spec, v1::SANDBOX_BACKEND_NATIVE, false);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(d.status().message().find("start-up files"), std::string::npos) << d.status();
+  spec.set_mode("review");
+  EXPECT_TRUE(DecideFilenamePolicy(spec, v1::SANDBOX_BACKEND_NATIVE, false).ok());
 }
 
 TEST(DecideFilenamePolicy, EnforcementOrBackendNoneRun) {
   auto enforced = DecideFilenamePolicy(Spec("chat", false), v1::SANDBOX_BACKEND_NATIVE, true);
   ASSERT_TRUE(enforced.ok());
   EXPECT_EQ(enforced->create_guard_patterns, StandardFilenameDenyPatterns());
+  EXPECT_TRUE(enforced->create_guard);
   ASSERT_TRUE(enforced.ok());
   EXPECT_NE(enforced->note.find("enforced at creation time"), std::string::npos);
   EXPECT_TRUE(DecideFilenamePolicy(Spec("chat", false), v1::SANDBOX_BACKEND_NONE, false).ok());
@@ -61,12 +76,13 @@ TEST(DecideFilenamePolicy, OnlyWritableEnforcedSessionsCarryAGuard) {
     auto read_only = DecideFilenamePolicy(Spec("review", false), v1::SANDBOX_BACKEND_NATIVE,
                                           enforcement);
     ASSERT_TRUE(read_only.ok());
-    EXPECT_TRUE(read_only->create_guard_patterns.empty());
+    EXPECT_FALSE(read_only->create_guard);
   }
   v1::SandboxSpec weakened = Spec("chat", false);
   weakened.mutable_write_deny_patterns();
   auto d = DecideFilenamePolicy(weakened, v1::SANDBOX_BACKEND_NATIVE, true);
   ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->create_guard);
   EXPECT_TRUE(d->create_guard_patterns.empty());
   EXPECT_TRUE(d->weakened);
 }

@@ -46,6 +46,7 @@ std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode) {
     mount.set_host_path(dir);
     mount.set_guest_path(dir);
     mount.set_read_only(false);
+    mount.set_runner_state(true);
   }
   // bwrap applies mounts in order: a parent mounted after its child would hide the child.
   std::stable_sort(mounts.begin(), mounts.end(),

@@ -4,6 +4,7 @@
 #include "policy/filename_patterns.h"
 #include "policy/input_limits.h"
 #include "policy/paths.h"
+#include "policy/trusted_names.h"
 
 namespace ccsandbox::policy {
 
@@ -73,8 +74,12 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
       return absl::InvalidArgumentError("createGuard: only native plans have a create guard");
     }
-    if (plan.create_guard().deny_patterns().empty()) {
-      return absl::InvalidArgumentError("createGuard.denyPatterns: empty");
+    std::vector<std::string> rules(plan.create_guard().trusted_names().begin(),
+                                   plan.create_guard().trusted_names().end());
+    if (absl::StatusOr<TrustedNameRules> valid =
+            TrustedNameRules::Create(rules, "createGuard.trustedNames");
+        !valid.ok()) {
+      return valid.status();
     }
     std::vector<std::string> patterns(plan.create_guard().deny_patterns().begin(),
                                       plan.create_guard().deny_patterns().end());

@@ -72,8 +72,9 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_egress()->set_socks_socket("/run/ccsandbox/launcher.sock");
        },
        "egress.socksSocket"},
-      {"create guard without patterns",
-       [](v1::LaunchPlan& p) { p.mutable_create_guard(); }, "createGuard.denyPatterns"},
+      {"create guard with an absolute trusted-name rule",
+       [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_trusted_names("/etc/x"); },
+       "createGuard.trustedNames"},
       {"create guard with a path pattern",
        [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_deny_patterns("a/.env"); },
        "createGuard.denyPatterns"},

@@ -1,6 +1,7 @@
 #include "tests/daemon_fixture.h"
 
 #include <dirent.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -134,26 +135,65 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
   return result;
 }
 
+absl::StatusOr<launcher::Identity> UnprivilegedTestUser() {
+  constexpr const char* kUser = "ccsandbox-test";
+  if (getpwnam(kUser) == nullptr) {
+    ProgramResult made =
+        RunProgram({"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", kUser});
+    if (made.exit_code != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create the test user ", kUser, " (run as root): ", made.err));
+    }
+  }
+  const passwd* pw = getpwnam(kUser);
+  if (pw == nullptr) return absl::FailedPreconditionError("the test user vanished");
+  return launcher::Identity{pw->pw_uid, pw->pw_gid, {pw->pw_gid}};
+}
+
 absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& options) {
   auto daemons = std::unique_ptr<Daemons>(new Daemons());
   char tmpl[] = "/tmp/ccs-e2e.XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return absl::InternalError("mkdtemp failed");
   daemons->dir_ = tmpl;
+  std::vector<std::string> broker_prefix;
+  std::string broker_binary = Runfile("broker/sandbox_brokerd");
+  DaemonOptions opts = options;
+  if (options.unprivileged_broker) {
+    absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
+    if (!user.ok()) return user.status();
+    daemons->broker_uid_ = user->uid;
+    opts.allowed_uids = absl::StrCat(user->uid);
+    opts.launcher_flags.push_back(absl::StrCat("--socket-group=", user->gid));
+    // The broker creates its socket here, and runs from a copy it can read (the build tree
+    // under /root is not).
+    if (chown(tmpl, user->uid, user->gid) != 0 || chmod(tmpl, 0755) != 0) {
+      return absl::InternalError("cannot hand the daemon directory to the test user");
+    }
+    const std::string copy = daemons->dir_ + "/sandbox_brokerd";
+    if (RunProgram({"cp", broker_binary, copy}).exit_code != 0 || chmod(copy.c_str(), 0755) != 0) {
+      return absl::InternalError("cannot copy the broker for the test user");
+    }
+    broker_binary = copy;
+    broker_prefix = {"/usr/bin/setpriv", absl::StrCat("--reuid=", user->uid),
+                     absl::StrCat("--regid=", user->gid), "--clear-groups", "--"};
+  }
   char work[] = "/var/tmp/ccs-work.XXXXXX";
   if (mkdtemp(work) == nullptr) return absl::InternalError("mkdtemp failed");
   daemons->work_root_ = work;
   chmod(work, 0755);
 
-  daemons->allowed_uids_ = options.allowed_uids;
-  daemons->launcher_flags_ = options.launcher_flags;
+  daemons->allowed_uids_ = opts.allowed_uids;
+  daemons->launcher_flags_ = opts.launcher_flags;
   std::vector<std::string> launcher_argv = {Runfile("launcher/sandbox_launcherd"),
                                             "--socket=" + daemons->launcher_socket(),
-                                            "--allowed-uids=" + options.allowed_uids};
-  for (const std::string& flag : options.launcher_flags) launcher_argv.push_back(flag);
+                                            "--allowed-uids=" + opts.allowed_uids};
+  for (const std::string& flag : opts.launcher_flags) launcher_argv.push_back(flag);
   daemons->launcher_pid_ = SpawnDaemon(launcher_argv, {}, daemons->dir_ + "/launcher.log");
-  std::vector<std::string> broker_argv = {Runfile("broker/sandbox_brokerd"),
-                                          "--listen=" + daemons->broker_address(),
-                                          "--launcher=unix:" + daemons->launcher_socket()};
+  std::vector<std::string> broker_argv = broker_prefix;
+  for (const std::string& arg : {broker_binary, "--listen=" + daemons->broker_address(),
+                                 "--launcher=unix:" + daemons->launcher_socket()}) {
+    broker_argv.push_back(arg);
+  }
   broker_argv.push_back("--runtime-dir=" + daemons->runtime_dir());
   if (!options.sandbox_flag.empty()) broker_argv.push_back("--sandbox=" + options.sandbox_flag);
   for (const std::string& flag : options.broker_flags) broker_argv.push_back(flag);

@@ -36,7 +36,13 @@ struct DaemonOptions {
   std::string allowed_uids = "0";
   std::vector<std::string> broker_flags;    // extra --flags for the broker
   std::vector<std::string> launcher_flags;  // extra --flags for the launcher
+  // Runs the broker as the unprivileged user `ccsandbox-test` (created when missing), the
+  // launcher allowing only that uid and giving it its socket's group: the production shape.
+  bool unprivileged_broker = false;
 };
+
+// The unprivileged test user's identity, creating the user when it is missing (as root).
+absl::StatusOr<launcher::Identity> UnprivilegedTestUser();
 
 class Daemons {
  public:
@@ -53,6 +59,9 @@ class Daemons {
   // A fresh directory to bind as a work tree (outside the socket directory).
   std::string MakeWorkdir();
   pid_t launcher_pid() const { return launcher_pid_; }
+  pid_t broker_pid() const { return broker_pid_; }
+  // The uid the broker runs as.
+  uid_t broker_uid() const { return broker_uid_; }
   // SIGTERMs the broker (an orderly stop) and returns its wait status.
   int StopBroker();
   // SIGKILLs the broker (a crash, as the launcher sees it).
@@ -70,6 +79,7 @@ class Daemons {
   std::vector<std::string> launcher_flags_;
   pid_t launcher_pid_ = -1;
   pid_t broker_pid_ = -1;
+  uid_t broker_uid_ = 0;
 };
 
 // The command's stdout from `sandboxctl run --json` output (its base64 "stdout" fields).

@@ -46,9 +46,25 @@ TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
   ProgramResult review = d->Sandboxctl({"run", "--spec=" + work + "/review.json", "--", "true"}, work);
   EXPECT_EQ(review.exit_code, 0) << review.err;
 
-  // The explicit opt-out runs, and says so to the client and in the log.
-  ProgramResult weaker = d->Sandboxctl({"run", kWeaker, "--", "true"}, work);
+  // The explicit opt-out covers the filename patterns only: new start-up files, git metadata
+  // and keys must still be refused at creation, so without the guard it is refused too.
+  ProgramResult weaker = d->Sandboxctl({"run", kWeaker, "--", "touch", work + "/ran"}, work);
+  EXPECT_EQ(weaker.exit_code, 125) << weaker.err;
+  EXPECT_TRUE(absl::StrContains(weaker.err, "start-up files")) << weaker.err;
+  EXPECT_EQ(access((work + "/ran").c_str(), F_OK), -1);
+}
+
+TEST(SandboxctlRun, TheFilenameOptOutRunsWeakenedAndSaysSo) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  ProgramResult weaker = d->Sandboxctl(
+      {"run", kWeaker, "--", "bash", "-c", "touch .env && echo env-made; touch .bashrc; echo rc=$?"},
+      work);
   EXPECT_EQ(weaker.exit_code, 0) << weaker.err;
+  EXPECT_TRUE(absl::StrContains(weaker.out, "env-made")) << weaker.out << weaker.err;
+  EXPECT_TRUE(absl::StrContains(weaker.out, "rc=1")) << weaker.out;  // still refused
+  EXPECT_EQ(access((work + "/.bashrc").c_str(), F_OK), -1);
   EXPECT_TRUE(absl::StrContains(weaker.err, "WEAKENED by request")) << weaker.err;
   EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "filename-pattern denies WEAKENED by request"))
       << d->BrokerLog();

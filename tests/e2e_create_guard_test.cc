@@ -138,22 +138,46 @@ TEST_F(CreateGuardTest, PrivateTmpIsFreeAndNothingThereOutlivesTheRun) {
   EXPECT_EQ(CountOf(r.out, "\"violation\""), 0) << r.out;
 }
 
-TEST_F(CreateGuardTest, GitInitAddCommitInTheWorktree) {
+// Ordinary git work in a repository that existed at Launch: everything but its config and
+// hooks stays writable. (Its config is read-only: identity comes from the environment.)
+TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo; cd repo;",
+                    "git -c user.email=h@example.com -c user.name=h commit -q --allow-empty -m root")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
   ProgramResult r = Run(
-      "set -e; git init -q repo; cd repo;"
-      "git config user.email agent@example.com; git config user.name agent;"
+      "set -e; cd repo; export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com "
+      "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com;"
       "mkdir -p src; for i in $(seq 50); do echo $i > src/f$i.txt; done;"
       "git add -A; git commit -q -m 'first'; git log --oneline | wc -l;"
       "git checkout -q -b feature; echo more >> src/f1.txt; git commit -qam second;"
-      "git gc -q; git fsck --no-progress && echo fsck-ok");
+      "git checkout -q main; git merge -q --no-edit feature; git branch -q topic;"
+      "git checkout -q topic; echo t > t.txt; git add t.txt; git commit -qm topic;"
+      "git rebase -q main; echo wip >> src/f2.txt; git stash -q; git stash pop -q;"
+      "git tag v1; git gc -q; git fsck --no-progress && echo fsck-ok");
   EXPECT_EQ(r.exit_code, 0) << JsonStdout(r.out) << r.err << r.out;
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "fsck-ok")) << r.out;
-  EXPECT_TRUE(Exists(work_ + "/repo/.git/HEAD"));
   EXPECT_EQ(CountOf(r.out, "\"violation\""), 0) << r.out;
   // Created by us on the command's behalf, owned as if it had created them.
   struct stat st;
   ASSERT_EQ(stat((work_ + "/repo/src/f1.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, getuid());
+}
+
+// A repository the agent creates in a writable bind would be one the human's git later runs
+// the config and hooks of: `git init` / `git clone` there are refused; in /tmp they work.
+TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
+  ProgramResult r = Run(
+      "git init -q repo; echo init=$?;"
+      "cd /tmp && git init -q scratch && cd scratch && git -c user.email=a@b -c user.name=a "
+      "commit -q --allow-empty -m x && echo tmp-ok");
+  const std::string out = JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "init=")) << out << r.err;
+  EXPECT_FALSE(absl::StrContains(out, "init=0")) << out << r.err;
+  EXPECT_TRUE(absl::StrContains(out, "tmp-ok")) << out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/repo/.git"));
+  EXPECT_EQ(CountOf(r.out, Violation(work_ + "/repo/.git")), 1) << r.out;
 }
 
 TEST_F(CreateGuardTest, UntarOfFiveThousandFilesRefusesOnlyTheEnv) {

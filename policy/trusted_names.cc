@@ -1,0 +1,161 @@
+#include "policy/trusted_names.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "policy/filename_patterns.h"
+
+namespace ccsandbox::policy {
+namespace {
+
+// Components `pattern[p..]` against all of `path[i..]`; "**" takes any number, none included.
+bool MatchFrom(const std::vector<std::string>& pattern, size_t p,
+               const std::vector<absl::string_view>& path, size_t i) {
+  if (p == pattern.size()) return i == path.size();
+  if (pattern[p] == "**") {
+    for (size_t k = i; k <= path.size(); ++k) {
+      if (MatchFrom(pattern, p + 1, path, k)) return true;
+    }
+    return false;
+  }
+  return i < path.size() && NameGlobMatches(pattern[p], path[i]) &&
+         MatchFrom(pattern, p + 1, path, i + 1);
+}
+
+std::vector<absl::string_view> Components(absl::string_view path) {
+  return absl::StrSplit(path, '/', absl::SkipEmpty());
+}
+
+}  // namespace
+
+const std::vector<TrustedName>& StandardTrustedNames() {
+  static const auto* names = new std::vector<TrustedName>{
+      // Shell start-up and logout files: the user's next shell or login runs them.
+      {".bashrc", "bash runs it in every interactive shell"},
+      {".bash_profile", "bash login shells"},
+      {".bash_login", "bash login shells"},
+      {".bash_logout", "bash runs it at logout"},
+      {".bash_aliases", "sourced by Debian's .bashrc"},
+      {".profile", "sh/bash/dash login shells"},
+      {".zshrc", "zsh"}, {".zprofile", "zsh"}, {".zshenv", "zsh, every invocation"},
+      {".zlogin", "zsh"}, {".zlogout", "zsh"},
+      {".cshrc", "csh"}, {".tcshrc", "tcsh"}, {".login", "csh login"}, {".logout", "csh"},
+      {".kshrc", "ksh"}, {".mkshrc", "mksh"},
+      {".config/fish/**", "fish: config.fish, conf.d and autoloaded functions"},
+      {".xprofile", "X session start"}, {".xinitrc", "startx"}, {".xsession", "X session"},
+      {".pam_environment", "login environment (LD_PRELOAD)"},
+      {".tmux.conf", "tmux runs run-shell commands from it"},
+      {".inputrc", "readline key bindings that type commands"},
+      // Keys and secret stores: a new ~/.ssh/authorized_keys is a remote login to the host.
+      {".ssh/**", "ssh keys, authorized_keys, config (ProxyCommand)"},
+      {".gnupg/**", "GPG keys and gpg.conf"},
+      {".aws/**", "AWS credentials and config (credential_process)"},
+      {".azure/**", "Azure CLI"}, {".kube/**", "kubeconfig (exec credential plugins)"},
+      {".docker/**", "registry auth and credential helpers"},
+      {".netrc", "plaintext logins"}, {".git-credentials", "git's credential store"},
+      {".pypirc", "PyPI tokens"}, {".vault-token", "Vault token"},
+      {".password-store/**", "pass(1)"},
+      {".config/gh/**", "GitHub CLI"}, {".config/hub", "hub"},
+      {".config/gcloud/**", "Google Cloud"}, {".config/op/**", "1Password CLI"},
+      {".local/share/keyrings/**", "GNOME keyring"}, {"Library/Keychains/**", "macOS keychains"},
+      {".npmrc", "npm config: script-shell, node-options, tokens"},
+      {".yarnrc", "yarn"}, {".yarnrc.yml", "yarn berry: yarnPath runs any script"},
+      {".cargo/credentials", "crates.io"}, {".cargo/credentials.toml", "crates.io"},
+      {".cargo/config", "cargo config: build.rustc-wrapper"},
+      {".cargo/config.toml", "cargo config: build.rustc-wrapper"},
+      {".gem/credentials", "RubyGems"},
+      {".terraform.d/**", "Terraform credentials and plugins"},
+      // Git: config names programs (core.fsmonitor, core.hooksPath, core.sshCommand, pager,
+      // editor, filters, diff/merge drivers, credential helpers, include); commondir and a
+      // worktree's .git file point git at another, agent-written repository.
+      {".gitconfig", "user-level git config"},
+      {".config/git/**", "user-level git config, attributes, hooks"},
+      {".git", "a new repository or a worktree pointer (gitdir: ...) runs its config", true,
+       false},
+      {".git/config", "repository config"},
+      {".git/config.worktree", "per-worktree config"},
+      {".git/commondir", "points git at another repository"},
+      {".git/hooks/**", "hooks run on commit, checkout, merge, push"},
+      {".git/info/attributes", "filter and diff drivers"},
+      {".git/modules/**/config", "a submodule's config"},
+      {".git/modules/**/config.worktree", "a submodule's worktree config"},
+      {".git/modules/**/commondir", "a submodule's commondir"},
+      {".git/modules/**/hooks/**", "a submodule's hooks"},
+      {".git/worktrees/*/commondir", "a linked worktree's pointers"},
+      {".git/worktrees/*/gitdir", "a linked worktree's pointers"},
+      {".git/worktrees/*/config.worktree", "a linked worktree's config"},
+      // Desktop autostart, user services, PATH.
+      {".config/autostart/**", "XDG autostart"},
+      {".config/systemd/user/**", "systemd user units"},
+      {".local/share/systemd/user/**", "systemd user units"},
+      {".config/environment.d/**", "systemd user environment"},
+      {".local/bin/**", "first on PATH in Debian's default .profile"},
+      {".local/lib/python*/site-packages/*.pth", "python runs .pth lines at every start"},
+      {".local/lib/python*/site-packages/usercustomize.py", "python runs it at every start"},
+      {"Library/LaunchAgents/**", "macOS launchd agents"},
+      // direnv, editors and agents.
+      {".envrc", "direnv runs it on cd"},
+      {".vscode/**", "tasks.json (runOn: folderOpen), settings.json (terminal profiles)"},
+      {".vimrc", "vim"}, {".exrc", "vi/vim with 'exrc'"}, {".nvimrc", "neovim with 'exrc'"},
+      {".config/nvim/**", "neovim"},
+      {".claude/**", "Claude Code settings and hooks"},
+      {".mcp.json", "MCP servers the agent starts"},
+      {".codex/**", "Codex"}, {".gemini/**", "Gemini CLI"}, {".cursor/**", "Cursor"},
+      {".aider.conf.yml", "aider"},
+  };
+  return *names;
+}
+
+std::vector<std::string> StandardTrustedNameRules() {
+  std::vector<std::string> rules;
+  for (const TrustedName& name : StandardTrustedNames()) rules.push_back(name.rule);
+  return rules;
+}
+
+absl::StatusOr<TrustedNameRules> TrustedNameRules::Create(const std::vector<std::string>& rules,
+                                                          absl::string_view field) {
+  std::vector<std::vector<std::string>> components;
+  for (const std::string& rule : rules) {
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": rule \"", rule, "\" ", why));
+    };
+    if (rule.empty()) return bad("is empty");
+    if (rule[0] == '/') return bad("is absolute; rules match the end of a path, at any depth");
+    std::vector<std::string> parts = {"**"};
+    for (absl::string_view part : absl::StrSplit(rule, '/')) {
+      if (part.empty() || part == "." || part == "..") {
+        return bad("has an empty, '.' or '..' component");
+      }
+      if (part != "**") {
+        if (absl::Status s = CheckNameGlob(std::string(part)); !s.ok()) return bad(s.message());
+      }
+      parts.emplace_back(part);
+    }
+    components.push_back(std::move(parts));
+  }
+  return TrustedNameRules(rules, std::move(components));
+}
+
+std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const {
+  const std::vector<absl::string_view> parts = Components(path);
+  for (size_t r = 0; r < components_.size(); ++r) {
+    if (MatchFrom(components_[r], 0, parts, 0)) return rules_[r];
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> TrustedNameRules::MatchBeneath(absl::string_view dir) const {
+  const std::vector<absl::string_view> parts = Components(dir);
+  for (size_t r = 0; r < components_.size(); ++r) {
+    // A proper prefix of the rule (past the leading "**") ends at `dir`; the rest names
+    // something beneath it.
+    for (size_t end = 2; end < components_[r].size(); ++end) {
+      const std::vector<std::string> prefix(components_[r].begin(),
+                                            components_[r].begin() + end);
+      if (MatchFrom(prefix, 0, parts, 0)) return rules_[r];
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ccsandbox::policy

@@ -1,0 +1,73 @@
+// What the host runs or trusts automatically, so that a sandbox may never plant it: shell
+// start-up files, git metadata that names programs or other repositories, keys and secret
+// stores, desktop autostart and user services, PATH directories, direnv, editor tasks and
+// agent configuration. ONE list for Linux and macOS, extendable per launch
+// (SandboxSpec.denyWriteNames). Pure.
+//
+// A rule is a relative path pattern matched against the END of a path, at any depth:
+// components separated by '/', each a one-name glob (filename_patterns.h: `*`, `?`, `[...]`,
+// ASCII case folded), and `**` for any number of components, none included.
+//   ".bashrc"                 anything named .bashrc
+//   ".git/hooks/**"           .git/hooks itself and everything beneath it
+//   ".git/modules/**/config"  a submodule's config, at any depth of nesting
+//
+// How the rules apply (docs/linux-native.md):
+//   - existing at Launch: read-only (the deny scan), unless the rule is creation-only;
+//   - a new name that matches: refused at creation by the create guard (EACCES + violation);
+//   - a directory renamed, or a symlink created, at a path where a rule could match something
+//     beneath it (".config" for ".config/git/**"): refused too, since what it holds or points
+//     to would become trusted under its new name (MatchBeneath).
+//
+//   absl::StatusOr<TrustedNameRules> rules = TrustedNameRules::Create(StandardTrustedNameRules());
+//   rules->Match("/w/repo/.git/hooks/pre-commit");  // ".git/hooks/**"
+#ifndef CCSANDBOX_POLICY_TRUSTED_NAMES_H_
+#define CCSANDBOX_POLICY_TRUSTED_NAMES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ccsandbox::policy {
+
+struct TrustedName {
+  const char* rule;
+  const char* why;
+  // Existing matches are made read-only at Launch. False: creation-only.
+  bool existing = true;
+  // With `existing`: also when the match is a directory (false: files and links only).
+  bool existing_dirs = true;
+};
+
+// The standard list, each with the reason it is there.
+const std::vector<TrustedName>& StandardTrustedNames();
+std::vector<std::string> StandardTrustedNameRules();
+
+class TrustedNameRules {
+ public:
+  // INVALID_ARGUMENT naming `field` and the rule when one is empty, absolute, has an empty,
+  // "." or ".." component, or a malformed glob.
+  static absl::StatusOr<TrustedNameRules> Create(const std::vector<std::string>& rules,
+                                                 absl::string_view field = "denyWriteNames");
+
+  // The first rule an absolute, normalised `path` ends in, or nullopt.
+  std::optional<std::string> Match(absl::string_view path) const;
+  // The first rule that could match something strictly beneath `dir` through `dir`'s own
+  // name (a match that starts at or above `dir`'s last component), or nullopt.
+  std::optional<std::string> MatchBeneath(absl::string_view dir) const;
+
+  const std::vector<std::string>& rules() const { return rules_; }
+
+ private:
+  TrustedNameRules(std::vector<std::string> rules,
+                   std::vector<std::vector<std::string>> components)
+      : rules_(std::move(rules)), components_(std::move(components)) {}
+  std::vector<std::string> rules_;
+  std::vector<std::vector<std::string>> components_;  // each prefixed with "**"
+};
+
+}  // namespace ccsandbox::policy
+
+#endif  // CCSANDBOX_POLICY_TRUSTED_NAMES_H_

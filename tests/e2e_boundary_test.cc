@@ -1,0 +1,355 @@
+// The sandbox boundary tried the way an attacker would, against the real daemons and bwrap,
+// with the broker as root AND as an unprivileged user: never host root inside, kernel knobs
+// read-only, the control plane out of reach however a path is spelled, callers inside a
+// sandbox refused, sockets in bound trees hidden, and nothing the host runs or trusts
+// plantable — existing or new, at any depth.
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/daemon_fixture.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path) << content;
+}
+
+// The host uid of the first process whose command line contains `marker`, or -1.
+long HostUidOf(const std::string& marker) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return -1;
+  long uid = -1;
+  while (dirent* e = readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string cmdline = ReadFile(absl::StrCat("/proc/", e->d_name, "/cmdline"));
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (!absl::StrContains(cmdline, marker) || absl::StrContains(cmdline, "bash -c")) continue;
+    for (absl::string_view line :
+         absl::StrSplit(ReadFile(absl::StrCat("/proc/", e->d_name, "/status")), '\n')) {
+      if (absl::ConsumePrefix(&line, "Uid:")) {
+        uid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
+        break;
+      }
+    }
+    if (uid >= 0) break;
+  }
+  closedir(proc);
+  return uid;
+}
+
+class BoundaryTest : public ::testing::TestWithParam<bool> {
+ protected:
+  bool Unprivileged() const { return GetParam(); }
+
+  void SetUp() override {
+    auto daemons = Daemons::Start({.unprivileged_broker = Unprivileged()});
+    ASSERT_TRUE(daemons.ok()) << daemons.status();
+    d_ = std::move(*daemons);
+    work_ = d_->MakeWorkdir();
+    ASSERT_FALSE(work_.empty());
+    if (Unprivileged()) {
+      ASSERT_EQ(chown(work_.c_str(), d_->broker_uid(), static_cast<gid_t>(-1)), 0);
+    }
+  }
+
+  // The uid files made by the sandbox are owned by on the host: the caller's (a root
+  // caller's files stay root's through the idmapped bind).
+  uid_t CallerUid() const { return Unprivileged() ? d_->broker_uid() : 0; }
+
+  // `sandboxctl run --json` with the working tree bound writable (chat mode).
+  ProgramResult Run(const std::string& script, const std::string& spec_json = "") {
+    std::vector<std::string> args = {"run", "--json", "--timeout=60"};
+    if (!spec_json.empty()) {
+      WriteFile(work_ + ".spec.json", spec_json);
+      args.push_back("--spec=" + work_ + ".spec.json");
+    }
+    for (const char* a : {"--", "bash", "-c"}) args.push_back(a);
+    args.push_back(script);
+    return d_->Sandboxctl(args, work_);
+  }
+
+  std::string BindSpec(const std::string& host_path, const std::string& extra = "") {
+    return absl::StrCat(R"({"sessionId": "b1", "bindMounts": [{"hostPath": ")", host_path,
+                        R"("}])", extra, "}");
+  }
+
+  // Chown what the test made on the host to the caller, so an unprivileged caller owns it.
+  void GiveToCaller(const std::string& path) {
+    if (Unprivileged()) {
+      RunProgram({"chown", "-R", absl::StrCat(d_->broker_uid()), path});
+    }
+  }
+
+  std::unique_ptr<Daemons> d_;
+  std::string work_;
+};
+
+TEST_P(BoundaryTest, TheCommandIsNeverHostRootAndHoldsNoCapability) {
+  const std::string marker = absl::StrCat("3141.", getpid());  // unique to this test process
+  ProgramResult r = Run(absl::StrCat(
+      "cat /proc/self/uid_map; grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; sleep ", marker,
+      " & p=$!; sleep 0.5; kill $p"));
+  // Seen from the host while it ran: not uid 0. A root caller maps to the unprivileged
+  // sandbox uid (65530 by default); an unprivileged one stays itself.
+  ProgramResult probe = RunProgram(
+      {"bash", "-c", absl::StrCat("for i in $(seq 100); do pgrep -f 'sleep ", marker,
+                                  "' >/dev/null && break; sleep 0.05; done")});
+  (void)probe;
+  const std::string out = JsonStdout(r.out);
+  EXPECT_EQ(r.exit_code, 0) << out << r.err;
+  EXPECT_FALSE(absl::StrContains(out, "         0          0          1")) << out;
+  // A root caller is uid 0 of a namespace that maps it to the sandbox uid. (bwrap gives an
+  // unprivileged caller a second, nested namespace: its map reads "UID 0 1" there.)
+  if (!Unprivileged()) {
+    EXPECT_TRUE(absl::StrContains(out, "         0      65530          1")) << out;
+  }
+  for (const char* cap : {"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
+                          "CapBnd:\t0000000000000000"}) {
+    EXPECT_TRUE(absl::StrContains(out, cap)) << out;
+  }
+}
+
+TEST_P(BoundaryTest, TheHostUidOfARunningCommandIsUnprivileged) {
+  const std::string marker = absl::StrCat("2718.", getpid());
+  // The run lasts until the host has looked.
+  std::thread looker;
+  long uid = -1;
+  looker = std::thread([&] {
+    for (int i = 0; i < 200 && uid < 0; ++i) {
+      uid = HostUidOf("sleep " + marker);
+      if (uid < 0) usleep(25000);
+    }
+    RunProgram({"pkill", "-f", "sleep " + marker});
+  });
+  ProgramResult r = Run("sleep " + marker + "; true");
+  looker.join();
+  EXPECT_GT(uid, 0) << "the sandboxed command ran as host uid " << uid;
+  EXPECT_EQ(uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
+}
+
+TEST_P(BoundaryTest, KernelTunablesAndSysrqAreReadOnly) {
+  const std::string before = ReadFile("/proc/sys/kernel/core_pattern");
+  ProgramResult r = Run(
+      "echo '|/tmp/evil' > /proc/sys/kernel/core_pattern; echo core=$?;"
+      "echo 3 > /proc/sys/vm/drop_caches; echo drop=$?;"
+      "echo 1 > /proc/sys/kernel/sysrq; echo sysrq=$?;"
+      "echo b > /proc/sysrq-trigger; echo trigger=$?;"
+      "echo ':x:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
+      "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?");
+  const std::string out = JsonStdout(r.out);
+  for (const char* knob : {"core=0", "drop=0", "sysrq=0", "trigger=0", "binfmt=0"}) {
+    EXPECT_FALSE(absl::StrContains(out, knob)) << out;
+  }
+  EXPECT_EQ(ReadFile("/proc/sys/kernel/core_pattern"), before);
+}
+
+TEST_P(BoundaryTest, FilesMadeInBindsKeepTheCallersOwnership) {
+  WriteFile(work_ + "/existing.txt", "host\n");
+  GiveToCaller(work_ + "/existing.txt");
+  chmod((work_ + "/existing.txt").c_str(), 0644);
+  ProgramResult r = Run(
+      "echo new > new.txt; mkdir d; echo in > d/f; echo more >> existing.txt; ls -ln new.txt");
+  EXPECT_EQ(r.exit_code, 0) << JsonStdout(r.out) << r.err;
+  EXPECT_EQ(ReadFile(work_ + "/existing.txt"), "host\nmore\n");
+  for (const char* name : {"/new.txt", "/d", "/d/f"}) {
+    struct stat st;
+    ASSERT_EQ(lstat((work_ + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_uid, CallerUid()) << name;
+  }
+}
+
+// Every spelling of the control plane, refused at Launch naming the field.
+TEST_P(BoundaryTest, BindsThatReachTheControlPlaneAreRefusedHoweverSpelled) {
+  const std::string links = work_ + "/links";
+  ASSERT_EQ(mkdir(links.c_str(), 0755), 0);
+  const std::string launcher_dir = d_->dir();  // holds both sockets
+  ASSERT_EQ(symlink(launcher_dir.c_str(), (links + "/sockets").c_str()), 0);
+  ASSERT_EQ(symlink("/", (links + "/root").c_str()), 0);
+  ASSERT_EQ(symlink("/proc/self", (links + "/self").c_str()), 0);
+  ASSERT_EQ(symlink(d_->runtime_dir().c_str(), (links + "/runtime").c_str()), 0);
+  ASSERT_EQ(symlink("/dev", (links + "/dev").c_str()), 0);
+  struct Case {
+    std::string spec;
+    std::string field;
+    std::string why;
+  } cases[] = {
+      {BindSpec(launcher_dir), "bindMounts[0].hostPath", "socket directory"},
+      {BindSpec(links + "/sockets"), "bindMounts[0].hostPath", "resolves to"},
+      {BindSpec(links + "/root"), "bindMounts[0].hostPath", "the whole host"},
+      {BindSpec(links + "/self"), "bindMounts[0].hostPath", "/proc"},
+      {BindSpec(links + "/dev"), "bindMounts[0].hostPath", "devices"},
+      {BindSpec(links + "/runtime"), "bindMounts[0].hostPath", "runtime directory"},
+      {BindSpec("/tmp"), "bindMounts[0].hostPath", "would expose"},  // contains them
+      {BindSpec("/sys/fs"), "bindMounts[0].hostPath", "kernel objects"},
+      {BindSpec(work_ + "/missing"), "bindMounts[0].hostPath", "does not exist"},
+      {BindSpec(work_, R"(, "runnerStateDirs": [")" + links + R"(/sockets"])"),
+       "runnerStateDirs[0]", "resolves to"},
+      {BindSpec(work_, R"(, "guestWorkdir": "/etc")"), "guestWorkdir", "outside every bind"},
+      {BindSpec(work_, R"(, "connectableSockets": [")" + d_->launcher_socket() + R"("])"),
+       "connectableSockets[0]", "socket directory"},
+      {BindSpec(work_, R"(, "denyWriteNames": ["/abs"])"), "denyWriteNames", "absolute"},
+  };
+  for (const Case& c : cases) {
+    ProgramResult r = Run("echo RAN", c.spec);
+    EXPECT_EQ(r.exit_code, 125) << c.spec << "\n" << r.out << r.err;
+    EXPECT_FALSE(absl::StrContains(r.out, "RAN")) << c.spec;
+    EXPECT_TRUE(absl::StrContains(r.err, c.field)) << c.spec << "\n" << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, c.why)) << c.spec << "\n" << r.err;
+    EXPECT_LT(r.err.size(), 1024u) << r.err;
+  }
+}
+
+// However a caller inside a pid namespace other than ours got hold of the broker's socket,
+// it is refused.
+TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
+  ProgramResult outside = d_->Sandboxctl({"probe"});
+  EXPECT_EQ(outside.exit_code, 0) << outside.err;
+  ProgramResult inside = RunProgram({"unshare", "--pid", "--fork", "--mount-proc",
+                                     Runfile("broker/sandboxctl"),
+                                     "--broker=" + d_->broker_address(), "probe"});
+  EXPECT_NE(inside.exit_code, 0) << inside.out;
+  EXPECT_TRUE(absl::StrContains(inside.err, "callers inside a sandbox")) << inside.err;
+  EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "nested pid namespace")) << d_->BrokerLog();
+}
+
+TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
+  const std::string sock = work_ + "/daemon.sock";
+  ProgramResult server = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("setsid -f socat UNIX-LISTEN:", sock, ",fork,mode=0777 EXEC:'echo pong'; "
+                    "for i in $(seq 100); do [ -S ", sock, " ] && break; sleep 0.05; done")});
+  ASSERT_TRUE(Exists(sock));
+  ProgramResult hidden = Run("socat -u UNIX-CONNECT:daemon.sock -; echo rc=$?");
+  EXPECT_FALSE(absl::StrContains(JsonStdout(hidden.out), "pong")) << JsonStdout(hidden.out);
+  ProgramResult named =
+      Run("socat -u UNIX-CONNECT:daemon.sock -",
+          BindSpec(work_, R"(, "connectableSockets": [")" + sock + R"("])"));
+  EXPECT_TRUE(absl::StrContains(JsonStdout(named.out), "pong"))
+      << JsonStdout(named.out) << named.out << named.err;
+  // Sockets of the command's own, in its private /tmp, keep working.
+  ProgramResult own = Run(
+      "socat UNIX-LISTEN:/tmp/own.sock,fork EXEC:'echo mine' & "
+      "for i in $(seq 100); do socat -u UNIX-CONNECT:/tmp/own.sock - 2>/dev/null && break;"
+      " sleep 0.05; done; kill %1");
+  EXPECT_TRUE(absl::StrContains(JsonStdout(own.out), "mine")) << JsonStdout(own.out) << own.err;
+  RunProgram({"pkill", "-f", "UNIX-LISTEN:" + sock});
+}
+
+// New names the host runs or trusts: refused at creation, each with a violation, nothing on
+// the host. The working tree plays the user's home.
+TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("set -e; cd ", work_,
+                    "; git init -q repo; rm -rf repo/.git/hooks; git init -q repo/nested;"
+                    "mkdir -p stage/git; echo '[core] fsmonitor=/tmp/x' > stage/git/config;"
+                    "mkdir -p wt")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  struct Case {
+    const char* command;
+    const char* planted;  // relative to the tree
+  } cases[] = {
+      {"echo x > .zprofile", ".zprofile"},
+      {"echo x > .bash_login", ".bash_login"},
+      {"echo x > .mcp.json", ".mcp.json"},
+      {"mkdir -p .claude && echo '{}' > .claude/settings.json", ".claude"},
+      {"mkdir repo/.git/hooks", "repo/.git/hooks"},
+      {"printf '[core]\\n\\tfsmonitor = /tmp/x\\n' > .gitconfig", ".gitconfig"},
+      {"mkdir -p .ssh && echo key > .ssh/authorized_keys", ".ssh"},
+      {"echo /tmp/evil > repo/.git/commondir", "repo/.git/commondir"},
+      {"rm -f repo/nested/.git/config; echo x > repo/nested/.git/config2;"
+       "mv repo/nested/.git/config2 repo/nested/.git/config",
+       "repo/nested/.git/config2"},  // config is read-only; the rename is refused
+      {"echo 'gitdir: /tmp/evil' > wt/.git", "wt/.git"},
+      {"mv stage .config", ".config"},                 // a directory whose contents become trusted
+      {"ln -s stage .config", ".config"},              // the same through a symlink
+      {"mkdir -p .vscode && echo '{}' > .vscode/tasks.json", ".vscode"},
+      {"echo 'curl evil' > .envrc", ".envrc"},
+      {"mkdir -p .local/bin && echo x > .local/bin/ls", ".local/bin"},
+      {"mkdir -p .config/autostart && echo x > .config/autostart/x.desktop", ".config/autostart"},
+      {"mkdir -p .config/systemd/user && echo x > .config/systemd/user/x.service",
+       ".config/systemd/user"},
+      {"echo x > linksrc && ln linksrc .bashrc", ".bashrc"},
+  };
+  for (const Case& c : cases) {
+    ProgramResult r = Run(c.command);
+    const std::string planted = absl::StrCat(work_, "/", c.planted);
+    const bool planted_whole =
+        absl::StrContains(c.planted, "/") || std::string(c.planted) == ".bashrc" ||
+        std::string(c.planted)[0] == '.';
+    EXPECT_TRUE(absl::StrContains(r.out, "\"file-write-create\"")) << c.command << "\n" << r.out;
+    if (std::string(c.planted) == "repo/nested/.git/config2") {
+      EXPECT_FALSE(absl::StrContains(ReadFile(work_ + "/repo/nested/.git/config"), "x\n"));
+      continue;
+    }
+    if (planted_whole) EXPECT_FALSE(Exists(planted)) << c.command;
+  }
+  EXPECT_FALSE(Exists(work_ + "/.config/git/config"));
+  // What an ordinary command does next to them still works.
+  ProgramResult ok = Run("echo fine > notes.txt && mkdir -p src/lib && echo y > src/lib/a.c");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_EQ(ReadFile(work_ + "/src/lib/a.c"), "y\n");
+}
+
+// What exists at Launch is read-only wherever it is, and a protected path with glob
+// characters in its name protects the literal directory.
+TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("set -e; cd ", work_,
+                    "; mkdir -p deep/er/.config/git deep/.local/bin 'co*py' proj/.config/gh;"
+                    "echo a > deep/er/.config/git/config; echo b > deep/.local/bin/tool;"
+                    "echo c > 'co*py/file'; echo token > proj/.config/gh/hosts.yml;"
+                    "git init -q repo; cd repo; git -c user.email=a@b -c user.name=a commit -q "
+                    "--allow-empty -m x; git worktree add -q ../linked 2>/dev/null;"
+                    "echo d > .git/config.worktree")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  ProgramResult r = Run(
+      "echo x >> deep/er/.config/git/config; echo git=$?;"
+      "echo x >> deep/.local/bin/tool; echo bin=$?;"
+      "echo x >> 'co*py/file'; echo glob=$?;"
+      "echo x >> repo/.git/config.worktree; echo wt=$?;"
+      "echo 'gitdir: /tmp/evil' > linked/.git; echo pointer=$?;"
+      "cat proj/.config/gh/hosts.yml; echo gh=$?",
+      BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
+  const std::string out = JsonStdout(r.out);
+  for (const char* refused : {"git=1", "bin=1", "glob=1", "wt=1", "pointer=1", "gh=1"}) {
+    EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;
+  }
+  EXPECT_FALSE(absl::StrContains(out, "token")) << out;
+  EXPECT_EQ(ReadFile(work_ + "/deep/er/.config/git/config"), "a\n");
+  EXPECT_EQ(ReadFile(work_ + "/co*py/file"), "c\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "UnprivilegedBroker" : "RootBroker";
+                         });
+
+}  // namespace
+}  // namespace ccsandbox::testing
