@@ -273,6 +273,23 @@ absl::Status CheckSpecLimits(const v1::SandboxSpec& spec) {
       return s;
     }
   }
+  if (spec.deny_write_names_size() > kMaxDenyWriteNames) {
+    return TooMany("denyWriteNames", spec.deny_write_names_size(), kMaxDenyWriteNames,
+                   "every creation in a writable mount is matched against each");
+  }
+  for (int i = 0; i < spec.deny_write_names_size(); ++i) {
+    if (absl::Status s = CheckBounded(absl::StrCat("denyWriteNames[", i, "]"),
+                                      spec.deny_write_names(i), kMaxPathBytes,
+                                      "a rule is a relative path (PATH_MAX)");
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckPathList("connectableSockets", spec.connectable_sockets(),
+                                     kMaxConnectableSockets, "each stays one more visible file");
+      !s.ok()) {
+    return s;
+  }
   return absl::OkStatus();
 }
 
@@ -342,6 +359,18 @@ absl::Status CheckPlanLimits(const v1::LaunchPlan& plan) {
     if (absl::Status s =
             CheckBounded(absl::StrCat("createGuard.denyPatterns[", i, "]"), patterns[i],
                          kMaxPathComponentBytes, "a pattern matches one file name (NAME_MAX)");
+        !s.ok()) {
+      return s;
+    }
+  }
+  const RepeatedPtrField<std::string>& rules = plan.create_guard().trusted_names();
+  if (rules.size() > kMaxDenyWriteNames) {
+    return TooMany("createGuard.trustedNames", rules.size(), kMaxDenyWriteNames,
+                   "the spec's denyWriteNames");
+  }
+  for (int i = 0; i < rules.size(); ++i) {
+    if (absl::Status s = CheckBounded(absl::StrCat("createGuard.trustedNames[", i, "]"),
+                                      rules[i], kMaxPathBytes, "a rule is a relative path");
         !s.ok()) {
       return s;
     }

@@ -45,6 +45,10 @@ inline constexpr int kMaxEgressAllowlistEntries = 256;
 // A DNS name (253) plus brackets and ":65535".
 inline constexpr size_t kMaxEgressEntryBytes = 261;
 inline constexpr int kMaxWriteDenyPatterns = 64;
+// denyWriteNames (each rule is matched against every creation in a writable mount) and
+// connectableSockets (each one more bwrap mount at most).
+inline constexpr int kMaxDenyWriteNames = 64;
+inline constexpr int kMaxConnectableSockets = 64;
 // Ids (sessionId, workspaceId, agentId) and mode.
 inline constexpr size_t kMaxIdBytes = 128;
 inline constexpr size_t kMaxModeBytes = 32;

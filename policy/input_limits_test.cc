@@ -156,6 +156,22 @@ TEST(CheckSpecLimits, TableOfLimits) {
          s.mutable_write_deny_patterns()->add_patterns(std::string(256, 'x'));
        },
        "writeDenyPatterns.patterns[0]"},
+      {"deny-write names",
+       [](v1::SandboxSpec& s) {
+         for (int i = 0; i <= kMaxDenyWriteNames; ++i) s.add_deny_write_names("tools/*.sh");
+       },
+       "denyWriteNames:"},
+      {"deny-write name too long",
+       [](v1::SandboxSpec& s) { s.add_deny_write_names(std::string(5000, 'x')); },
+       "denyWriteNames[0]"},
+      {"connectable sockets",
+       [](v1::SandboxSpec& s) {
+         for (int i = 0; i <= kMaxConnectableSockets; ++i) s.add_connectable_sockets("/w/s.sock");
+       },
+       "connectableSockets:"},
+      {"connectable socket path too long",
+       [](v1::SandboxSpec& s) { s.add_connectable_sockets(PathOf(kMaxPathBytes + 1)); },
+       "connectableSockets[0]"},
   };
   for (const SpecCase& c : cases) {
     v1::SandboxSpec spec = GoodSpec();
@@ -292,6 +308,13 @@ TEST(CheckPlanLimits, TableOfLimits) {
          }
        },
        absl::StatusCode::kInvalidArgument, "createGuard.denyPatterns:"},
+      {"trusted-name rules",
+       [](v1::LaunchPlan& p) {
+         for (int i = 0; i <= kMaxDenyWriteNames; ++i) {
+           p.mutable_create_guard()->add_trusted_names("tools/*.sh");
+         }
+       },
+       absl::StatusCode::kInvalidArgument, "createGuard.trustedNames:"},
       {"run id", [](v1::LaunchPlan& p) { p.set_run_id(std::string(1000, 'r')); },
        absl::StatusCode::kInvalidArgument, "runId"},
       {"plan bigger than a message",
