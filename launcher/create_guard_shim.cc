@@ -92,7 +92,8 @@ absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
     return true;
   }
   for (auto [flag, list] : {std::pair{"--free-create=", &config.free_dirs},
-                            std::pair{"--writable=", &config.writable_dirs}}) {
+                            std::pair{"--writable=", &config.writable_dirs},
+                            std::pair{"--free-sockets=", &config.socket_dirs}}) {
     if (auto dir = value_of(flag)) {
       if (absl::Status ok = policy::CheckNormalizedAbsolute(flag, *dir);
           !ok.ok())
@@ -106,7 +107,7 @@ absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
 
 absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                            const std::vector<std::string>& writable_dirs,
-                           absl::string_view mountinfo) {
+                           absl::string_view mountinfo, bool allow_writable_beneath) {
   const std::vector<MountEntry> mounts = ParseMountInfo(mountinfo);
   for (const std::string& dir : free_dirs) {
     auto refuse = [&dir](absl::string_view why) {
@@ -131,7 +132,7 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                                      ", not the sandbox's own tmpfs"));
         }
         mount_point = true;
-      } else if (mount.read_write &&
+      } else if (!allow_writable_beneath && mount.read_write &&
                  policy::IsUnderOrEqual(mount.mount_point, dir)) {
         return refuse(absl::StrCat("has the read-write mount ",
                                    mount.mount_point, " beneath it"));
@@ -154,13 +155,19 @@ absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config) {
   std::stringstream mountinfo;
   mountinfo << file.rdbuf();
   if (absl::Status ok = CheckFreeDirs(config.free_dirs, config.writable_dirs,
-                                      mountinfo.str());
+                                      mountinfo.str(), /*allow_writable_beneath=*/false);
       !ok.ok()) {
     return ok;
   }
   absl::StatusOr<std::string> program = CreateFilterProgram();
   if (!program.ok()) return program.status();
-  if (absl::Status ok = RestrictCreationTo(config.free_dirs); !ok.ok())
+  // Socket dirs need only be the sandbox's own tmpfs: writable binds may lie beneath them.
+  if (absl::Status ok = CheckFreeDirs(config.socket_dirs, {}, mountinfo.str(),
+                                      /*allow_writable_beneath=*/true);
+      !ok.ok()) {
+    return ok;
+  }
+  if (absl::Status ok = RestrictCreationTo(config.free_dirs, config.socket_dirs); !ok.ok())
     return ok;
   absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*program);
   if (!notify.ok()) return notify.status();

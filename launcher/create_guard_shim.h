@@ -29,6 +29,7 @@ struct CreateGuardShimConfig {
   int channel_fd = -1;                     // --create-guard=FD; -1 = no guard
   std::vector<std::string> free_dirs;      // --free-create=DIR
   std::vector<std::string> writable_dirs;  // --writable=DIR
+  std::vector<std::string> socket_dirs;    // --free-sockets=DIR: bind(AF_UNIX) beneath
 };
 
 // True when `arg` is one of the flags above (and records it); an error for a
@@ -41,7 +42,8 @@ absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
 // exposed for tests.
 absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                            const std::vector<std::string>& writable_dirs,
-                           absl::string_view mountinfo);
+                           absl::string_view mountinfo,
+                           bool allow_writable_beneath = false);
 
 absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config);
 

@@ -35,6 +35,17 @@ TEST(ParseCreateGuardArg, RecordsOurFlagsOnly) {
   EXPECT_FALSE(ParseCreateGuardArg("--writable=/w/../etc", config).ok());
 }
 
+// Socket dirs (--free-sockets) need only be the sandbox's own tmpfs: a writable bind may lie
+// beneath them.
+TEST(CheckFreeDirs, SocketDirsMayHoldWritableBinds) {
+  const std::string with_bind = std::string(kMountInfo) +
+                                "80 77 254:0 /srv/ws /tmp/ws rw,nosuid,nodev,relatime - ext4 "
+                                "/dev/vda rw\n";
+  EXPECT_FALSE(CheckFreeDirs({"/tmp"}, {"/tmp/ws"}, with_bind).ok());
+  EXPECT_TRUE(CheckFreeDirs({"/tmp"}, {}, with_bind, /*allow_writable_beneath=*/true).ok());
+  EXPECT_FALSE(CheckFreeDirs({"/work"}, {}, with_bind, /*allow_writable_beneath=*/true).ok());
+}
+
 TEST(CheckFreeDirs, TheSandboxesOwnTmpfsIsSafe) {
   EXPECT_TRUE(CheckFreeDirs({"/tmp"}, {"/work"}, kMountInfo).ok());
   EXPECT_TRUE(CheckFreeDirs({}, {"/work"}, kMountInfo).ok());

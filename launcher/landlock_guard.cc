@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "launcher/unique_fd.h"
@@ -40,7 +41,8 @@ absl::StatusOr<int> LandlockAbi() {
   return absl::UnavailableError(absl::StrCat("Landlock: ", strerror(errno)));
 }
 
-absl::Status RestrictCreationTo(const std::vector<std::string>& dirs) {
+absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
+                                const std::vector<std::string>& socket_dirs) {
   absl::StatusOr<int> abi = LandlockAbi();
   if (!abi.ok()) return abi.status();
   // REFER (ABI 2) is always denied once a ruleset is in force; handling it is
@@ -55,14 +57,17 @@ absl::Status RestrictCreationTo(const std::vector<std::string>& dirs) {
     return absl::InternalError(
         absl::StrCat("Landlock: create_ruleset: ", strerror(errno)));
   }
-  for (const std::string& dir : dirs) {
+  std::vector<std::pair<std::string, uint64_t>> rules;
+  for (const std::string& dir : dirs) rules.emplace_back(dir, handled);
+  for (const std::string& dir : socket_dirs) rules.emplace_back(dir, LANDLOCK_ACCESS_FS_MAKE_SOCK);
+  for (const auto& [dir, allowed] : rules) {
     UniqueFd fd(open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid()) {
       return absl::FailedPreconditionError(
           absl::StrCat("Landlock: cannot open ", dir, ": ", strerror(errno)));
     }
     landlock_path_beneath_attr rule{};
-    rule.allowed_access = handled;
+    rule.allowed_access = allowed;
     rule.parent_fd = fd.get();
     if (syscall(SYS_landlock_add_rule, ruleset.get(),
                 LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {

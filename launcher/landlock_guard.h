@@ -33,7 +33,10 @@ absl::StatusOr<int> LandlockAbi();
 // 2 on, linking or renaming between directories beneath `dirs` works; on ABI 1
 // it fails with EXDEV (programs like mv fall back to copying). Each dir must
 // exist.
-absl::Status RestrictCreationTo(const std::vector<std::string>& dirs);
+// Beneath `socket_dirs`, bind() of AF_UNIX sockets is allowed too (nothing else): a socket
+// holds no content, so whatever its name, no host program reads code from it.
+absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
+                                const std::vector<std::string>& socket_dirs = {});
 
 }  // namespace ccsandbox::launcher
 

@@ -1,5 +1,7 @@
 #include "policy/create_guard_plan.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "policy/paths.h"
 
@@ -33,6 +35,11 @@ std::vector<std::string> CreateGuardShimArgs(
   for (const GuardMount& mount : mounts) {
     if (mount.writable)
       args.push_back(absl::StrCat("--writable=", mount.guest));
+  }
+  // The command's own Unix sockets in its private /tmp keep working even when a writable
+  // bind lies beneath it (then /tmp cannot be a free dir): a socket holds no content.
+  if (std::find(free_dirs.begin(), free_dirs.end(), "/tmp") == free_dirs.end()) {
+    args.push_back("--free-sockets=/tmp");
   }
   return args;
 }

@@ -27,6 +27,14 @@ TEST(CreateGuardShimArgs, ChannelThenFreeDirsThenWritableMounts) {
                                 "--writable=/work", "--writable=/state"}));
 }
 
+// A writable bind beneath /tmp: /tmp cannot be free, but the command's own sockets there work.
+TEST(CreateGuardShimArgs, SocketsStayFreeInThePrivateTmpWhenABindLiesBeneathIt) {
+  const std::vector<GuardMount> mounts = {{"/tmp/ws", "/tmp/ws", true}};
+  EXPECT_EQ(CreateGuardShimArgs(5, FreeCreateDirs(mounts), mounts),
+            (std::vector<std::string>{"--create-guard=5", "--writable=/tmp/ws",
+                                      "--free-sockets=/tmp"}));
+}
+
 TEST(HostPathFor, LongestMountWins) {
   const std::vector<GuardMount> mounts = {{"/work", "/home/u/proj", true},
                                           {"/work/sub", "/data/sub", true}};

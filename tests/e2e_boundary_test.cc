@@ -258,6 +258,27 @@ TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
   RunProgram({"pkill", "-f", "UNIX-LISTEN:" + sock});
 }
 
+// A writable bind beneath /tmp: the command's own sockets in its private /tmp still work,
+// while creations in the bind are still decided by the guard.
+TEST_P(BoundaryTest, SocketsInThePrivateTmpWorkWithABindBeneathIt) {
+  char tmpl[] = "/tmp/ccs-bind.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string under_tmp = tmpl;
+  chmod(tmpl, 0777);
+  GiveToCaller(under_tmp);
+  ProgramResult r = Run(
+      "cd /tmp && python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+      "s.bind(\"/tmp/own.sock\"); s.listen(); print(\"bound\")'; touch " + under_tmp +
+          "/.env; echo env=$?; echo ok > " + under_tmp + "/ok.txt",
+      BindSpec(under_tmp));
+  const std::string out = JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "bound")) << out << r.err << r.out;
+  EXPECT_TRUE(absl::StrContains(out, "env=1")) << out;
+  EXPECT_FALSE(Exists(under_tmp + "/.env"));
+  EXPECT_EQ(ReadFile(under_tmp + "/ok.txt"), "ok\n");
+  RunProgram({"rm", "-rf", under_tmp});
+}
+
 // New names the host runs or trusts: refused at creation, each with a violation, nothing on
 // the host. The working tree plays the user's home.
 TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
