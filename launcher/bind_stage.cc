@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -14,14 +15,27 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "policy/egress_wiring.h"
+#include "policy/paths.h"
 
 namespace ccsandbox::launcher {
 namespace {
 
 // Opens `path` with another file-system identity on this thread only: the raw calls change
 // the calling thread's credentials (glibc's wrappers would change every thread's).
-absl::StatusOr<UniqueFd> OpenPathAs(const std::string& path, const std::optional<Identity>& as) {
-  if (!as.has_value()) return UniqueFd(open(path.c_str(), O_PATH | O_CLOEXEC));
+// `beneath_fd` >= 0: openat2 beneath it, following no symlink; otherwise open(2).
+UniqueFd OpenNow(const std::string& path, int beneath_fd) {
+  if (beneath_fd < 0) return UniqueFd(open(path.c_str(), O_PATH | O_CLOEXEC));
+  open_how how{};
+  // No O_NOFOLLOW: with O_PATH it would hand back a trailing symlink itself; without it,
+  // RESOLVE_NO_SYMLINKS refuses a symlink in every component, the last included (ELOOP).
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  return UniqueFd(static_cast<int>(syscall(SYS_openat2, beneath_fd, path.c_str(), &how, sizeof(how))));
+}
+
+absl::StatusOr<UniqueFd> OpenPathAs(const std::string& path, const std::optional<Identity>& as,
+                                    int beneath_fd = -1) {
+  if (!as.has_value()) return OpenNow(path, beneath_fd);
   std::vector<gid_t> saved(NGROUPS_MAX);
   const long n = syscall(SYS_getgroups, saved.size(), saved.data());
   if (n < 0) return absl::InternalError(absl::StrCat("getgroups: ", strerror(errno)));
@@ -43,7 +57,7 @@ absl::StatusOr<UniqueFd> OpenPathAs(const std::string& path, const std::optional
     return absl::InternalError("cannot take the caller's file-system identity");
   }
   // Dropping fsuid 0 drops the file capabilities too: this open is checked as the caller.
-  UniqueFd fd(open(path.c_str(), O_PATH | O_CLOEXEC));
+  UniqueFd fd = OpenNow(path, beneath_fd);
   const int saved_errno = errno;
   std::move(restore).Invoke();
   errno = saved_errno;
@@ -60,7 +74,8 @@ std::string ResolvedPath(int fd) {
 
 absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::string& path,
                                            const std::string& name, bool as_caller,
-                                           bool socket, const policy::ForbiddenDirs& forbidden) {
+                                           bool socket, const policy::ForbiddenDirs& forbidden,
+                                           Root* root) {
   absl::StatusOr<UniqueFd> opened = OpenPathAs(path, as_caller ? options_.open_as : std::nullopt);
   if (!opened.ok()) return opened.status();
   if (!opened->valid()) {
@@ -85,9 +100,24 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
       !s.ok()) {
     return s;
   }
+  if (root != nullptr) {
+    root->host_path = path;
+    root->opened.Reset(dup(opened->get()));
+    fcntl(root->opened.get(), F_SETFD, FD_CLOEXEC);
+  }
   if (!options_.clone) return path;
-  // The clone is of the object opened above, whatever the path names by now.
-  UniqueFd tree(static_cast<int>(syscall(SYS_open_tree, opened->get(), "",
+  absl::StatusOr<std::string> target =
+      Clone(field, path, opened->get(), name, S_ISDIR(st.st_mode));
+  if (!target.ok()) return target.status();
+  if (root != nullptr) root->target = *target;
+  return target;
+}
+
+absl::StatusOr<std::string> BindStage::Clone(const std::string& field, const std::string& path,
+                                             int opened, const std::string& name,
+                                             bool directory) {
+  // The clone is of the object opened, whatever the path names by now.
+  UniqueFd tree(static_cast<int>(syscall(SYS_open_tree, opened, "",
                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
                                              AT_RECURSIVE)));
   if (!tree.valid()) {
@@ -102,7 +132,7 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
                 sizeof(attr)) != 0) {
       const int err = errno;
       struct statfs fs {};
-      fstatfs(opened->get(), &fs);
+      fstatfs(opened, &fs);
       return absl::FailedPreconditionError(absl::StrCat(
           field, ": '", path, "' cannot be idmapped (", strerror(err), ", file system magic 0x",
           absl::Hex(fs.f_type),
@@ -112,8 +142,56 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
     }
   }
   const std::string target = absl::StrCat(options_.stage_dir, "/", name);
-  entries_.push_back({std::move(tree), target, S_ISDIR(st.st_mode)});
+  entries_.push_back({std::move(tree), target, directory});
   return target;
+}
+
+absl::StatusOr<std::string> BindStage::StageBeneath(const std::string& host_path) {
+  const Root* best = nullptr;
+  for (const Root& root : roots_) {
+    if (policy::IsUnderOrEqual(host_path, root.host_path) &&
+        (best == nullptr || root.host_path.size() >= best->host_path.size())) {
+      best = &root;
+    }
+  }
+  if (best == nullptr) {
+    return absl::InternalError(absl::StrCat("'", host_path, "' is under no mount of the plan"));
+  }
+  if (!options_.clone) return host_path;
+  if (host_path == best->host_path) return best->target;
+  if (auto it = beneath_.find(host_path); it != beneath_.end()) return it->second;
+  const std::string rel = host_path.substr(best->host_path.size() + 1);
+  absl::StatusOr<UniqueFd> opened = OpenPathAs(rel, options_.open_as, best->opened.get());
+  if (!opened.ok()) return opened.status();
+  if (!opened->valid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "denyWritePaths: '", host_path, "' ", errno == ENOENT ? "is gone" : "is reached through a symlink now",
+        " (", strerror(errno), "): the bound tree changed since it was checked; not starting"));
+  }
+  struct stat st;
+  if (fstat(opened->get(), &st) != 0) {
+    return absl::InternalError(absl::StrCat("fstat: ", strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "denyWritePaths: '", host_path,
+        "' is no longer a directory or a regular file: the bound tree changed since it was "
+        "checked; not starting"));
+  }
+  absl::StatusOr<std::string> target =
+      Clone("denyWritePaths", host_path, opened->get(), absl::StrCat("d", beneath_.size()),
+            S_ISDIR(st.st_mode));
+  if (!target.ok()) return target.status();
+  beneath_[host_path] = *target;
+  return target;
+}
+
+policy::BindSources BindStage::sources() {
+  policy::BindSources sources = sources_;
+  if (options_.clone) {
+    sources.stage_beneath = [this](const std::string& path) { return StageBeneath(path); };
+  }
+  return sources;
 }
 
 absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan,
@@ -122,10 +200,11 @@ absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan,
   BindStage stage;
   stage.options_ = options;
   for (int i = 0; i < plan.mounts_size(); ++i) {
+    Root& root = stage.roots_.emplace_back();
     absl::StatusOr<std::string> source =
         stage.Add(absl::StrCat("mounts[", i, "].hostPath"), plan.mounts(i).host_path(),
                   absl::StrCat("m", i), /*as_caller=*/true, /*socket=*/false,
-                  options.forbidden);
+                  options.forbidden, &root);
     if (!source.ok()) return source.status();
     if (options.clone) stage.sources_.mounts.push_back(*source);
   }

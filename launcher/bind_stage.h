@@ -14,6 +14,7 @@
 #ifndef CCSANDBOX_LAUNCHER_BIND_STAGE_H_
 #define CCSANDBOX_LAUNCHER_BIND_STAGE_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,8 +50,16 @@ class BindStage {
   static absl::StatusOr<BindStage> Build(const v1::LaunchPlan& plan, const std::string& shim_path,
                                          const StageOptions& options);
 
-  // What bwrap binds from (paths under stage_dir).
-  const policy::BindSources& sources() const { return sources_; }
+  // What bwrap binds from (paths under stage_dir). Its stage_beneath stages more clones into
+  // this object: call staged() after rendering.
+  policy::BindSources sources();
+
+  // Opens `host_path` beneath the opened root of the deepest plan mount that contains it, as
+  // the caller, without following any symlink or leaving the mount (openat2
+  // RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH), clones it like the mounts and returns where the
+  // child attaches the clone. FAILED_PRECONDITION when the path is reached through a symlink
+  // now or is gone: the tree changed since it was checked, and the run does not start.
+  absl::StatusOr<std::string> StageBeneath(const std::string& host_path);
   // What the child attaches; the fds stay owned by this object until the process started.
   std::vector<StagedMount> staged() const;
 
@@ -60,12 +69,22 @@ class BindStage {
     std::string target;
     bool directory;
   };
+  struct Root {
+    std::string host_path;
+    UniqueFd opened;  // O_PATH, as the caller
+    std::string target;
+  };
   absl::StatusOr<std::string> Add(const std::string& field, const std::string& path,
                                   const std::string& name, bool as_caller, bool socket,
-                                  const policy::ForbiddenDirs& forbidden);
+                                  const policy::ForbiddenDirs& forbidden, Root* root = nullptr);
+  // Clones `opened` (idmapped when configured) and records it at stage_dir/name.
+  absl::StatusOr<std::string> Clone(const std::string& field, const std::string& path,
+                                    int opened, const std::string& name, bool directory);
 
   StageOptions options_;
   std::vector<Entry> entries_;
+  std::vector<Root> roots_;  // one per plan mount
+  std::map<std::string, std::string> beneath_;  // host path -> staged target
   policy::BindSources sources_;
 };
 

@@ -23,9 +23,11 @@
 #include "policy/create_guard_plan.h"
 #include "policy/egress_wiring.h"
 #include "policy/env_scrub.h"
+#include "policy/input_limits.h"
 #include "policy/plan_validation.h"
 #include "policy/trusted_names.h"
 #include "policy/violation_dedup.h"
+#include "policy/violation_parser.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -185,10 +187,6 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     if (!staged.ok()) return staged.status();
     fds.stage = *std::move(staged);
     bwrap.sources = fds.stage->sources();
-    if (stage.clone) {
-      spec.stage_dir = stage.stage_dir;
-      spec.staged = fds.stage->staged();
-    }
     if (plan.has_create_guard()) {
       // Never run a plan that needs the guard without it: refuse instead.
       if (!config_.create_guard_available) {
@@ -206,6 +204,16 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     absl::StatusOr<std::vector<std::string>> argv =
         policy::RenderBwrapArgv(plan, bwrap, RealHostView());
     if (!argv.ok()) return argv.status();
+    // bwrap's own "Exceeded maximum number of arguments" or execve's E2BIG, said clearly.
+    if (absl::Status fits = policy::CheckBwrapArgv(*argv, spec.envp,
+                                                   static_cast<size_t>(sysconf(_SC_ARG_MAX)));
+        !fits.ok()) {
+      return fits;
+    }
+    if (stage.clone) {  // after rendering: it staged the deny-write sources too
+      spec.stage_dir = stage.stage_dir;
+      spec.staged = fds.stage->staged();
+    }
     spec.executable = config_.bwrap_path;
     spec.argv = std::move(*argv);
     return spec;
@@ -320,7 +328,7 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         v1::SandboxEvent event;
         v1::SandboxViolation* v = event.mutable_violation();
         v->set_action(violation.action);
-        v->set_target(violation.target);
+        v->set_target(policy::SanitizeUtf8(violation.target));  // host names need not be UTF-8
         v->set_raw(patterns.count(violation.pattern) > 0
                        ? absl::StrCat(violation.syscall, ": a new name matching '",
                                       violation.pattern, "' may not be created (writeDenyPatterns)")

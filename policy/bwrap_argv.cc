@@ -66,7 +66,8 @@ class SourceMap {
     return i < static_cast<int>(sources_.mounts.size()) ? sources_.mounts[i]
                                                          : plan_.mounts(i).host_path();
   }
-  std::string Of(const std::string& path) const {
+  absl::StatusOr<std::string> Of(const std::string& path) const {
+    if (sources_.stage_beneath) return sources_.stage_beneath(path);
     int best = -1;
     for (int i = 0; i < plan_.mounts_size(); ++i) {
       const std::string& host = plan_.mounts(i).host_path();
@@ -195,10 +196,14 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     }
     for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
       if (table.IsMountPoint(*it) || host.KindOf(*it) != HostView::Kind::kDirectory) continue;
-      deny_ops.push_back({*it, {"--bind", source.Of(*it), *it}});
+      absl::StatusOr<std::string> pinned = source.Of(*it);
+      if (!pinned.ok()) return pinned.status();
+      deny_ops.push_back({*it, {"--bind", *pinned, *it}});
       table.Add(*it, true);
     }
-    deny_ops.push_back({path, {"--ro-bind", source.Of(path), path}});
+    absl::StatusOr<std::string> protected_source = source.Of(path);
+    if (!protected_source.ok()) return protected_source.status();
+    deny_ops.push_back({path, {"--ro-bind", *protected_source, path}});
     table.Add(path, false);
     done.insert(path);
   }

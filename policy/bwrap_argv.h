@@ -15,6 +15,7 @@
 #ifndef CCSANDBOX_POLICY_BWRAP_ARGV_H_
 #define CCSANDBOX_POLICY_BWRAP_ARGV_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ struct BindSources {
   std::string shim;
   std::string http_socket;
   std::string socks_socket;
+  // Set by the launcher: where bwrap binds a path under the plan's mounts from (deny-write
+  // paths and their pinned ancestors). It opens the path beneath the mount's opened root
+  // without following any symlink and stages a clone of it, so a directory swapped for a
+  // symlink after the look (by another session sharing the tree) cannot make bwrap bind
+  // something else — e.g. the host's / as a pinned ancestor. An error fails the rendering.
+  std::function<absl::StatusOr<std::string>(const std::string& host_path)> stage_beneath;
 };
 
 struct BwrapConfig {

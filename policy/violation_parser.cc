@@ -806,8 +806,8 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   return len;
 }
 
-// proto3 strings must be UTF-8; stderr need not be (Latin-1 file names, binary
-// noise).
+}  // namespace
+
 std::string SanitizeUtf8(absl::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -823,7 +823,6 @@ std::string SanitizeUtf8(absl::string_view s) {
   return out;
 }
 
-}  // namespace
 
 std::optional<v1::SandboxViolation> ParseViolationLine(absl::string_view line) {
   if (!absl::ConsumeSuffix(&line, "\n")) absl::ConsumeSuffix(&line, "\r");

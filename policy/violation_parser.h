@@ -74,6 +74,10 @@ inline constexpr absl::string_view kActionSyscall = "syscall";
 // Longest line the scanner keeps; the rest of a longer line is dropped.
 inline constexpr size_t kMaxViolationLineBytes = 4096;
 
+// `s` with every byte that does not start a valid UTF-8 sequence replaced by U+FFFD: proto3
+// strings must be UTF-8, and stderr or host file names need not be.
+std::string SanitizeUtf8(absl::string_view s);
+
 // The violation one stderr line reports, or nullopt. A trailing "\n", "\r\n" or
 // "\r" is ignored.
 std::optional<v1::SandboxViolation> ParseViolationLine(absl::string_view line);
