@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <pwd.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "base/event_outbox.h"
 #include "launcher/create_supervisor.h"
 #include "launcher/notify_channel.h"
 #include "launcher/real_host_view.h"
@@ -34,46 +37,94 @@
 namespace ccsandbox::launcher {
 namespace {
 
-// The run's event stream. Emit is called from the supervising thread and from the create
-// guard's thread; the run's last event (exit / killed) is written only after the guard has
-// stopped, so no violation ever follows it.
+// Bytes of events a run may have queued for a broker that does not keep up; beyond it the
+// supervisor stops reading the command's output (back-pressure on the command).
+constexpr size_t kRunOutboxBytes = 512 * 1024;
+
+// The run's event stream. Events are queued in an EventOutbox and written by its own thread,
+// so neither the supervising thread nor the create guard's ever waits on the broker: Emit is
+// called from both; the run's last event (exit / killed) is queued only after the guard has
+// stopped, so no violation ever follows it. Finish (also run by the destructor) waits, at most
+// until the broker has taken nothing for the stall limit, for the queue to drain, and cancels
+// the call otherwise.
 class GrpcSink : public EventSink {
  public:
   GrpcSink(grpc::ServerContext* context, grpc::ServerWriter<v1::SandboxEvent>* writer,
-           const v1::LaunchPlan& plan)
-      : context_(context), writer_(writer), plan_(plan) {}
+           const v1::LaunchPlan& plan, absl::Duration stall_limit)
+      : context_(context),
+        plan_(plan),
+        stall_limit_(stall_limit),
+        room_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        outbox_({kRunOutboxBytes},
+                [writer](const v1::SandboxEvent& event) { return writer->Write(event); },
+                [this] {
+                  const uint64_t one = 1;
+                  (void)!write(room_.get(), &one, sizeof(one));
+                }) {}
+  ~GrpcSink() override { Finish(); }
 
-  // Runs once, unlocked, right before the last event is written.
+  // Runs once, unlocked, right before the last event is queued.
   void BeforeLastEvent(std::function<void()> hook) { before_last_ = std::move(hook); }
 
-  bool Emit(const v1::SandboxEvent& event) override {
+  bool Emit(const v1::SandboxEvent& event) override { return Queue(event, /*wait=*/false); }
+  bool EmitWhenReady(const v1::SandboxEvent& event) override {
+    return Queue(event, /*wait=*/true);
+  }
+  bool Cancelled() override { return context_->IsCancelled() || outbox_.failed(); }
+  bool Ready() override {
+    uint64_t count;
+    (void)!read(room_.get(), &count, sizeof(count));  // cleared before asking: no lost wake-up
+    return outbox_.HasRoom();
+  }
+  int ready_fd() override { return room_.get(); }
+  // From now on nothing waits for room (EmitWhenReady returns at once).
+  void Release() { outbox_.Release(); }
+
+  // True once every event was written; false when the broker was gone, cancelled, or took
+  // nothing for the stall limit (the call is then cancelled, so no write stays blocked).
+  bool Finish() {
+    const EventOutbox::Drain drain =
+        outbox_.Finish(stall_limit_, [this] { return context_->IsCancelled(); });
+    if (drain == EventOutbox::kStalled && !stall_logged_) {
+      stall_logged_ = true;
+      spdlog::warn("run {}: the broker took no event for {}; its stream is cancelled",
+                   plan_.run_id(), absl::FormatDuration(stall_limit_));
+    }
+    if (drain == EventOutbox::kStalled || drain == EventOutbox::kCancelled) context_->TryCancel();
+    return drain == EventOutbox::kDrained;
+  }
+
+ private:
+  bool Queue(const v1::SandboxEvent& event, bool wait) {
     if ((event.has_exit() || event.has_killed()) && before_last_) {
       std::function<void()> hook = std::move(before_last_);
       before_last_ = nullptr;
+      outbox_.Release();  // a guard callback waiting for room must not hold up the join
       hook();
     }
     v1::SandboxEvent labelled = event;
     labelled.set_session_id(plan_.session_id());
     labelled.set_backend(plan_.backend());
-    absl::MutexLock lock(&mu_);
     if (event.has_violation()) {
+      absl::MutexLock lock(&mu_);
       if (event.violation().action() == kActionFileWriteCreate) {
         dedup_.RecordCreateRefusal(event.violation().target());
       } else if (dedup_.IsEcho(event.violation())) {
         return true;  // the supervisor reported this refusal already, exactly
       }
     }
-    return writer_->Write(labelled);
+    return wait ? outbox_.PushWhenRoom(std::move(labelled)) : outbox_.Push(std::move(labelled));
   }
-  bool Cancelled() override { return context_->IsCancelled(); }
 
- private:
   grpc::ServerContext* context_;
-  grpc::ServerWriter<v1::SandboxEvent>* writer_;
   const v1::LaunchPlan& plan_;
+  const absl::Duration stall_limit_;
   std::function<void()> before_last_;  // touched by the supervising thread only
+  bool stall_logged_ = false;
   absl::Mutex mu_;
   policy::ViolationDedup dedup_ ABSL_GUARDED_BY(mu_);
+  UniqueFd room_;
+  EventOutbox outbox_;  // last: destroyed (its writer joined) before what it calls
 };
 
 }  // namespace
@@ -258,7 +309,7 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     ~Unregister() { registry.Remove(id); }
   } unregister{registry_, plan->run_id()};
 
-  GrpcSink sink(context, writer, *plan);
+  GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
   v1::SandboxEvent starting;
   starting.mutable_starting()->set_run_id(plan->run_id());
   sink.Emit(starting);
@@ -296,12 +347,15 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   options.stdin_data = plan->stdin();
   options.timeout = std::chrono::milliseconds(plan->timeout_ms());
   options.report_violations = plan->backend() == v1::SANDBOX_BACKEND_NATIVE;
+  options.stall_limit = absl::ToChronoMilliseconds(config_.stream_stall_limit);
   RunOutcome outcome = Supervise(**process, **control, options, sink);
   spdlog::info("run {} ended: {}", plan->run_id(),
                outcome == RunOutcome::kExited   ? "exited"
                : outcome == RunOutcome::kKilled ? "killed"
                                                 : "cancelled by the broker; process group killed");
-  if (outcome == RunOutcome::kCancelled) {
+  process->reset();  // reaped already; its pipes go now, not after the stream has drained
+  sink.Release();    // a guard callback still waiting for room returns before the guard is joined
+  if (outcome == RunOutcome::kCancelled || !sink.Finish()) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "run cancelled");
   }
   return grpc::Status::OK;
@@ -334,7 +388,8 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
                                       violation.pattern, "' may not be created (writeDenyPatterns)")
                        : absl::StrCat(violation.syscall, ": '", violation.pattern,
                                       "' is something the host runs or trusts (denyWriteNames)"));
-        sink.Emit(event);
+        // Waits while the broker is behind: the trapped call (and so the command) waits too.
+        sink.EmitWhenReady(event);
       },
       [&sink, run_id](const absl::Status& failure) {
         spdlog::error("run {}: create guard supervisor died: {}", run_id,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "launcher/bind_stage.h"
 #include "launcher/create_supervisor.h"
 #include "launcher/run_registry.h"
@@ -34,6 +35,9 @@ struct LauncherConfig {
   uid_t root_sandbox_uid = 0;
   gid_t root_sandbox_gid = 0;
   UniqueFd idmap_userns;
+  // A broker that takes none of a run's events for this long, while they wait, loses the
+  // stream (the call is cancelled): after the command ended, or while draining its output.
+  absl::Duration stream_stall_limit = absl::Seconds(120);
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot

@@ -50,6 +50,9 @@ ABSL_FLAG(uint32_t, root_sandbox_uid, 65530,
           "unprivileged host uid that a root caller's sandboxed commands run as (uid 0 inside "
           "their user namespace; their binds are idmapped so files keep host root ownership)");
 ABSL_FLAG(uint32_t, root_sandbox_gid, 65530, "host gid for a root caller's sandboxed commands");
+ABSL_FLAG(absl::Duration, stream_stall_timeout, absl::Seconds(120),
+          "a broker that takes none of a run's events for this long while they wait, once the "
+          "command has ended (or while its last output drains), loses the run's stream");
 ABSL_FLAG(std::string, shim, "",
           "sandbox_shim binary bound into sandboxes with egress (default: beside this binary)");
 
@@ -118,6 +121,11 @@ int Main(int argc, char** argv) {
     config.shim_path.clear();
   }
 
+  config.stream_stall_limit = absl::GetFlag(FLAGS_stream_stall_timeout);
+  if (config.stream_stall_limit <= absl::ZeroDuration()) {
+    spdlog::critical("--stream-stall-timeout: must be positive");
+    return 2;
+  }
   config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
   config.root_sandbox_gid = absl::GetFlag(FLAGS_root_sandbox_gid);
   if (geteuid() == 0 && std::find(allowed.begin(), allowed.end(), 0) != allowed.end()) {

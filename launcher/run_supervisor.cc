@@ -22,8 +22,8 @@ constexpr size_t kChunk = 64 * 1024;
 
 }  // namespace
 
-RunOutcome Supervise(SandboxProcess& process, RunControl& control,
-                     const SuperviseOptions& options, EventSink& sink) {
+RunOutcome Supervise(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
+                     EventSink& sink) {
   std::string pending_stdin = options.stdin_data;
   size_t stdin_off = 0;
   if (pending_stdin.empty()) process.CloseStdin();
@@ -31,7 +31,8 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
   const std::optional<Clock::time_point> deadline =
       options.timeout.count() > 0 ? std::optional(Clock::now() + options.timeout) : std::nullopt;
   std::optional<Clock::time_point> drain_deadline;
-  std::optional<RunControl::SignalRequest> kill;  // set when we ended the run
+  std::optional<Clock::time_point> unready_since;  // after exit, while the sink takes nothing
+  std::optional<RunControl::SignalRequest> kill;   // set when we ended the run
   bool cancelled = false;
   bool exited = false;
   int wait_status = 0;
@@ -44,34 +45,49 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
       if (!cancelled) sink.Emit(event);
     }
   };
+  auto close_output = [&] {
+    process.CloseStdout();
+    if (process.stderr_fd() >= 0) {
+      process.CloseStderr();
+      if (options.report_violations) emit_violations(scanner.Finish());
+    }
+  };
 
   auto kill_group = [&](int sig, std::string reason) {
     if (!kill.has_value()) kill = RunControl::SignalRequest{sig, std::move(reason)};
     process.SignalGroup(sig);
   };
 
+  Clock::time_point last_tick = Clock::now();
   while (!exited || process.stdout_fd() >= 0 || process.stderr_fd() >= 0) {
-    pollfd fds[5];
+    // Output is read only while the receiver keeps up: otherwise the command blocks on its
+    // own pipes, and nothing piles up here.
+    const bool ready = sink.Ready();
+    pollfd fds[6];
     int n = 0;
     auto add = [&](int fd, short events) {
       if (fd >= 0) fds[n++] = pollfd{fd, events, 0};
     };
-    add(process.stdout_fd(), POLLIN);
-    add(process.stderr_fd(), POLLIN);
+    if (ready) {
+      add(process.stdout_fd(), POLLIN);
+      add(process.stderr_fd(), POLLIN);
+    } else {
+      add(sink.ready_fd(), POLLIN);
+    }
     add(process.stdin_fd(), POLLOUT);
     if (!exited) add(process.pidfd(), POLLIN);
     add(control.wake_fd(), POLLIN);
 
     milliseconds wait = kCancelPoll;
-    const Clock::time_point now = Clock::now();
+    Clock::time_point now = Clock::now();
     if (deadline && !exited) {
       wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*deadline - now));
     }
-    if (drain_deadline) {
+    if (drain_deadline && ready) {
       wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*drain_deadline - now));
     }
-    int ready = poll(fds, n, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
-    if (ready < 0 && errno != EINTR) break;
+    int ready_count = poll(fds, n, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
+    if (ready_count < 0 && errno != EINTR) break;
 
     if (!cancelled && sink.Cancelled()) {
       cancelled = true;
@@ -89,7 +105,7 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
       }
     }
 
-    for (int i = 0; i < n && ready > 0; ++i) {
+    for (int i = 0; i < n && ready_count > 0; ++i) {
       if (fds[i].revents == 0) continue;
       const int fd = fds[i].fd;
       if (fd == process.stdout_fd() || fd == process.stderr_fd()) {
@@ -133,12 +149,19 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
         drain_deadline = Clock::now() + options.drain_limit;
       }
     }
-    if (drain_deadline && Clock::now() >= *drain_deadline) {
-      process.CloseStdout();
-      if (process.stderr_fd() >= 0) {
-        process.CloseStderr();
-        if (options.report_violations) emit_violations(scanner.Finish());
-      }
+    now = Clock::now();
+    if (drain_deadline && !ready && !kill.has_value()) {
+      *drain_deadline += now - last_tick;  // a slow receiver does not cut a finished command short
+    }
+    last_tick = now;
+    if (exited && !ready) {
+      if (!unready_since) unready_since = now;
+    } else {
+      unready_since.reset();
+    }
+    if ((drain_deadline && now >= *drain_deadline) || (exited && cancelled) ||
+        (unready_since && now - *unready_since >= options.stall_limit)) {
+      close_output();
     }
   }
 
@@ -150,7 +173,7 @@ RunOutcome Supervise(SandboxProcess& process, RunControl& control,
     sink.Emit(last);
     return RunOutcome::kKilled;
   }
-  int code = WIFEXITED(wait_status)    ? WEXITSTATUS(wait_status)
+  int code = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
              : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
                                         : 255;
   last.mutable_exit()->set_exit_code(code);
