@@ -34,6 +34,8 @@ absl::string_view StatusText(int status) {
       return "Bad Gateway";
     case 504:
       return "Gateway Timeout";
+    case 503:
+      return "Service Unavailable";
     case 505:
       return "HTTP Version Not Supported";
     default:
@@ -54,12 +56,16 @@ std::string HeaderSafe(absl::string_view reason) {
 }  // namespace
 
 HttpProxyConnection::HttpProxyConnection(std::shared_ptr<SessionState> state,
-                                         asio::ip::tcp::socket client)
-    : SessionChild(state), client_(std::move(client)), timer_(state->context()) {}
+                                         asio::ip::tcp::socket client, bool over_limit)
+    : SessionChild(state),
+      client_(std::move(client)),
+      timer_(state->context()),
+      over_limit_(over_limit) {}
 
-void HttpProxyConnection::Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client) {
-  auto connection = std::make_shared<HttpProxyConnection>(state, std::move(client));
-  state->Register(connection);
+void HttpProxyConnection::Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
+                                bool over_limit) {
+  auto connection = std::make_shared<HttpProxyConnection>(state, std::move(client), over_limit);
+  state->Register(connection, /*refusing=*/over_limit);
   connection->Begin();
 }
 
@@ -167,6 +173,13 @@ void HttpProxyConnection::Handle(const HttpRequestHead& head, size_t head_size) 
     Refuse(decision.target, decision.reason);
     return;
   }
+  if (over_limit_) {
+    // One session may not take the descriptors every other session and Launch need.
+    const std::string reason = state().LimitReason();
+    state().ReportViolation("http", decision.target, reason, /*log=*/false);
+    Reply(503, reason, "Retry-After: 1\r\n");
+    return;
+  }
   connector_ = UpstreamConnector::Start(
       state_ptr(), std::move(decision), authority.port,
       [self = self()](UpstreamResult result) { self->OnUpstream(std::move(result)); });
@@ -203,6 +216,8 @@ void HttpProxyConnection::OnUpstream(UpstreamResult result) {
   closed_ = true;
   std::error_code ignored;
   timer_.cancel();
+  // The tunnel takes over this connection's place: count it once, not twice.
+  state().Unregister(this);
   Tunnel::Start(state_ptr(), std::move(client_), std::move(*result.socket), std::move(to_client),
                 std::move(to_upstream));
 }

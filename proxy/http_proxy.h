@@ -11,7 +11,8 @@
 // reported), 407 missing or wrong credentials (only when the session has credentials), 408 no
 // complete head within the handshake timeout, 431 head over 16 KiB or too many fields, 502
 // upstream unreachable or unresolvable, 504 upstream did not answer in time, 505 other HTTP
-// versions. Every error response closes the connection.
+// versions, 503 over the session's (or the broker's) connection limit. Every error response
+// closes the connection.
 #ifndef CCSANDBOX_PROXY_HTTP_PROXY_H_
 #define CCSANDBOX_PROXY_HTTP_PROXY_H_
 
@@ -28,9 +29,13 @@ namespace ccsandbox::proxy {
 
 class HttpProxyConnection : public SessionChild {
  public:
-  static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+  // `over_limit`: the session is at its connection limit; the request is read and, unless
+  // the policy refuses it anyway (403), answered 503 with a violation naming its target.
+  static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
+                    bool over_limit = false);
 
-  HttpProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+  HttpProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
+                      bool over_limit);
   void Close() override;
 
  private:
@@ -54,6 +59,7 @@ class HttpProxyConnection : public SessionChild {
   std::string forwarded_head_;
   std::string target_;
   std::shared_ptr<UpstreamConnector> connector_;
+  const bool over_limit_;
   bool replying_ = false;
   bool closed_ = false;
 };

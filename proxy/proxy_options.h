@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "policy/egress_allowlist.h"
+#include "proxy/connection_budget.h"
 #include "proxy/resolver.h"
 
 namespace ccsandbox::proxy {
@@ -52,9 +53,16 @@ struct SessionProxiesOptions {
   ViolationCallback on_violation;      // may be empty
   ProxyTimeouts timeouts;
   std::optional<ProxyCredentials> credentials;
-  // Open client connections (negotiating or tunnelling) per session; more are closed at once,
-  // so one sandbox cannot exhaust the broker's descriptors for every other session.
-  size_t max_connections = 1024;
+  // Open client connections (negotiating or tunnelling) per session, so one sandbox cannot
+  // exhaust the broker's descriptors for every other session. A connection beyond it (or
+  // beyond `budget`) is refused: HTTP 503 / SOCKS5 0x01 once its request is read, with a
+  // network-outbound violation naming its target.
+  size_t max_connections = 512;
+  // Connections being refused that way at once; beyond these, new ones are closed unread.
+  size_t max_refusing = 64;
+  // Shared by every session on the loop: the cap of all their connections together. May be
+  // null (no total cap).
+  std::shared_ptr<ConnectionBudget> budget;
   // Listening TCP sockets to serve instead of binding 127.0.0.1:0 — e.g. sockets the launcher
   // created inside the sandbox's network namespace, so the sandbox reaches its proxies with no
   // bridge process and no extra hop. SessionProxies takes ownership (also when Start fails);

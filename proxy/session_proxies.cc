@@ -126,18 +126,21 @@ class Listener : public std::enable_shared_from_this<Listener> {
       });
       return;
     }
-    if (state_->at_capacity()) {
-      WarnRateLimited(absl::StrCat("connection limit (", state_->options().max_connections,
-                                   ") reached; closing new connections"));
+    // Over a limit, a connection is still answered (503 / SOCKS5 failure, and a violation
+    // naming its target) while few are; beyond that it is closed unread.
+    const bool admit = state_->CanAdmit();
+    if (!admit && !state_->CanRefuse()) {
+      WarnRateLimited(absl::StrCat(state_->LimitReason(), "; closing new connections unread"));
       std::error_code ignored;
       socket.close(ignored);
     } else {
+      if (!admit) WarnRateLimited(absl::StrCat(state_->LimitReason(), "; refusing new ones"));
       std::error_code ignored;
       socket.set_option(asio::ip::tcp::no_delay(true), ignored);
       if (kind_ == Kind::kHttp) {
-        HttpProxyConnection::Start(state_, std::move(socket));
+        HttpProxyConnection::Start(state_, std::move(socket), /*over_limit=*/!admit);
       } else {
-        Socks5ProxyConnection::Start(state_, std::move(socket));
+        Socks5ProxyConnection::Start(state_, std::move(socket), /*over_limit=*/!admit);
       }
     }
     Accept();

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "policy/egress_allowlist.h"
+#include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
 #include "proxy/proxy_test_support.h"
 #include "proxy/resolver.h"
@@ -94,6 +95,34 @@ class SessionProxiesTest : public ::testing::Test {
         SessionProxies::Start(loop_, std::move(options));
     EXPECT_TRUE(proxies.ok()) << proxies.status();
     return *std::move(proxies);
+  }
+
+  // A session allowing `entries`, its options adjusted by `adjust`.
+  std::unique_ptr<SessionProxies> StartWith(std::vector<std::string> entries,
+                                            const std::function<void(SessionProxiesOptions&)>& adjust,
+                                            Violations* violations = nullptr) {
+    absl::StatusOr<policy::EgressAllowlist> list = policy::EgressAllowlist::Resolve(true, entries);
+    EXPECT_TRUE(list.ok()) << list.status();
+    SessionProxiesOptions options;
+    options.session_id = "test-session";
+    options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
+    options.resolver = resolver_;
+    options.on_violation = (violations ? violations : &violations_)->callback();
+    adjust(options);
+    absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
+        SessionProxies::Start(loop_, std::move(options));
+    EXPECT_TRUE(proxies.ok()) << proxies.status();
+    return *std::move(proxies);
+  }
+
+  // Waits (at most 10 s) until `proxies` has exactly `count` connections open.
+  bool AwaitOpen(SessionProxies& proxies, size_t count) {
+    const absl::Time until = absl::Now() + absl::Seconds(10);
+    while (proxies.open_connections() != count) {
+      if (absl::Now() > until) return false;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return true;
   }
 
   std::string Allowed(uint16_t port) { return absl::StrCat("allowed.test:", port); }
@@ -573,15 +602,89 @@ TEST_F(SessionProxiesTest, StopClosesListenersAndEveryTunnel) {
   proxies->Stop();  // idempotent
 }
 
-TEST_F(SessionProxiesTest, ConnectionLimitPerSession) {
+TEST_F(SessionProxiesTest, OverItsConnectionLimitASessionIsRefusedWithA503AndAViolation) {
   auto proxies = Start({Allowed(echo_.port())}, true, ProxyTimeouts(), nullptr, std::nullopt,
                        /*max_connections=*/2);
   Fd one = ConnectTo(proxies->http_port());
-  Fd two = ConnectTo(proxies->http_port());
-  absl::SleepFor(absl::Milliseconds(50));
+  Fd two = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(StatusCode(Connect(one.get(), Allowed(echo_.port()))), 200);
+  ASSERT_EQ(Socks5Handshake(two.get()), 0);
+  ASSERT_EQ(Socks5Request(two.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
+
   Fd three = ConnectTo(proxies->http_port());
-  EXPECT_TRUE(SeesClose(three.get(), absl::Seconds(5)));
-  EXPECT_EQ(StatusCode(Connect(one.get(), Allowed(echo_.port()))), 200);
+  const std::string refused = Connect(three.get(), Allowed(echo_.port()));
+  EXPECT_EQ(StatusCode(refused), 503) << refused;
+  EXPECT_NE(HeaderValue(refused, "X-Sandbox-Reason").find("connection limit"), std::string::npos)
+      << refused;
+  Fd four = ConnectTo(proxies->socks_port());
+  ASSERT_EQ(Socks5Handshake(four.get()), 0);
+  EXPECT_EQ(Socks5Request(four.get(), 1, 3, "allowed.test", echo_.port()), kSocks5GeneralFailure);
+  // The policy still speaks first: a refused host is a 403 over the limit too.
+  Fd five = ConnectTo(proxies->http_port());
+  EXPECT_EQ(StatusCode(Connect(five.get(), "b.test:443")), 403);
+  std::vector<EgressViolation> seen = violations_.list();
+  ASSERT_EQ(seen.size(), 3u);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(seen[i].target, Allowed(echo_.port()));
+    EXPECT_NE(seen[i].raw.find("connection limit"), std::string::npos) << seen[i].raw;
+  }
+  EXPECT_EQ(seen[2].target, "b.test:443");
+
+  // A closed tunnel frees its place.
+  one = Fd();
+  ASSERT_TRUE(AwaitOpen(*proxies, 1));
+  Fd six = ConnectTo(proxies->http_port());
+  EXPECT_EQ(StatusCode(Connect(six.get(), Allowed(echo_.port()))), 200);
+  ASSERT_TRUE(SendAll(six.get(), "ping"));
+  EXPECT_EQ(ReadExactly(six.get(), 4), "ping");
+}
+
+TEST_F(SessionProxiesTest, RefusalsAreBoundedTooAndTheRestIsClosedUnread) {
+  auto proxies = StartWith({Allowed(echo_.port())}, [](SessionProxiesOptions& o) {
+    o.max_connections = 1;
+    o.max_refusing = 2;
+  });
+  Fd tunnel = ConnectTo(proxies->http_port());
+  ASSERT_EQ(StatusCode(Connect(tunnel.get(), Allowed(echo_.port()))), 200);
+  // Two refusals wait for their request heads (slow clients); a third finds no room at all.
+  Fd slow1 = ConnectTo(proxies->http_port());
+  Fd slow2 = ConnectTo(proxies->http_port());
+  ASSERT_TRUE(AwaitOpen(*proxies, 3));
+  Fd closed = ConnectTo(proxies->http_port());
+  EXPECT_TRUE(SeesClose(closed.get(), absl::Seconds(5)));
+  EXPECT_FALSE(SeesClose(slow1.get(), absl::Milliseconds(100)));
+  EXPECT_EQ(StatusCode(Connect(slow1.get(), Allowed(echo_.port()))), 503);
+}
+
+TEST_F(SessionProxiesTest, ASharedBudgetCapsEverySessionTogether) {
+  auto budget = std::make_shared<ConnectionBudget>(2);
+  Violations b_violations;
+  auto a = StartWith({Allowed(echo_.port())}, [&](SessionProxiesOptions& o) { o.budget = budget; });
+  auto b = StartWith(
+      {Allowed(echo_.port())}, [&](SessionProxiesOptions& o) { o.budget = budget; },
+      &b_violations);
+  Fd a1 = ConnectTo(a->http_port());
+  Fd a2 = ConnectTo(a->http_port());
+  ASSERT_EQ(StatusCode(Connect(a1.get(), Allowed(echo_.port()))), 200);
+  ASSERT_EQ(StatusCode(Connect(a2.get(), Allowed(echo_.port()))), 200);
+  auto open = [&] { return loop_.RunSync([&] { return budget->open(); }); };
+  EXPECT_EQ(open(), 2u);
+  Fd b1 = ConnectTo(b->http_port());
+  const std::string refused = Connect(b1.get(), Allowed(echo_.port()));
+  EXPECT_EQ(StatusCode(refused), 503) << refused;
+  EXPECT_NE(HeaderValue(refused, "X-Sandbox-Reason").find("all sessions"), std::string::npos)
+      << refused;
+  ASSERT_EQ(b_violations.list().size(), 1u);
+  a->Stop();  // its tunnels go, and with them their share
+  EXPECT_EQ(open(), 0u);
+  Fd b2 = ConnectTo(b->http_port());
+  EXPECT_EQ(StatusCode(Connect(b2.get(), Allowed(echo_.port()))), 200);
+}
+
+TEST(ConnectionBudget, DefaultKeepsAReserveOfTheDescriptorLimit) {
+  EXPECT_EQ(DefaultConnectionBudget(1024), 64u);  // everything is reserve: the floor
+  EXPECT_EQ(DefaultConnectionBudget(20000), (20000u - 5000u) / 6);
+  EXPECT_EQ(DefaultConnectionBudget(4096), (4096u - 1024u) / 6);
 }
 
 TEST_F(SessionProxiesTest, BulkTransferIsExactThroughBothProxies) {

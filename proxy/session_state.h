@@ -45,19 +45,26 @@ class SessionState {
   const policy::EgressAllowlist& allowlist() const { return *options_.allowlist; }
   Resolver& resolver() const { return *options_.resolver; }
 
-  // Adds a child; closes it at once when the session is stopping.
-  void Register(const std::shared_ptr<SessionChild>& child);
+  // Adds a child; closes it at once when the session is stopping. A `refusing` child (a
+  // connection over the limit, answered with a refusal) counts against max_refusing instead
+  // of max_connections and the shared budget.
+  void Register(const std::shared_ptr<SessionChild>& child, bool refusing = false);
   void Unregister(SessionChild* child);
   size_t open_children() const { return children_.size(); }
-  bool at_capacity() const { return children_.size() >= options_.max_connections; }
+  // Whether a new connection may be served, or else refused (with a reply), or else closed.
+  bool CanAdmit() const;
+  bool CanRefuse() const { return refusing_ < options_.max_refusing; }
+  // Why CanAdmit is false, for the refusal and the log.
+  std::string LimitReason() const;
 
   // Work that must finish before Stop returns (pending accepts, retry timers).
   void AddPending() { ++pending_; }
   void RemovePending();
 
-  // Logs the refusal and calls the session's violation callback.
+  // Logs the refusal (unless `log` is false: the caller rate-limits its own) and calls the
+  // session's violation callback.
   void ReportViolation(absl::string_view protocol, const std::string& target,
-                       const std::string& reason);
+                       const std::string& reason, bool log = true);
 
   bool stopping() const { return stopping_; }
   // Marks the session stopping and closes every child; `drained` is fulfilled once every
@@ -69,7 +76,13 @@ class SessionState {
 
   asio::io_context& context_;
   const SessionProxiesOptions options_;
-  absl::flat_hash_map<SessionChild*, std::weak_ptr<SessionChild>> children_;
+  struct Child {
+    std::weak_ptr<SessionChild> child;
+    bool refusing;
+  };
+  absl::flat_hash_map<SessionChild*, Child> children_;
+  size_t admitted_ = 0;  // children that count against max_connections and the budget
+  size_t refusing_ = 0;
   size_t pending_ = 0;
   bool stopping_ = false;
   bool drained_signalled_ = false;

@@ -37,13 +37,16 @@ uint8_t ReplyForConnectError(const std::error_code& error) {
 }  // namespace
 
 Socks5ProxyConnection::Socks5ProxyConnection(std::shared_ptr<SessionState> state,
-                                             asio::ip::tcp::socket client)
-    : SessionChild(state), client_(std::move(client)), timer_(state->context()) {}
+                                             asio::ip::tcp::socket client, bool over_limit)
+    : SessionChild(state),
+      client_(std::move(client)),
+      timer_(state->context()),
+      over_limit_(over_limit) {}
 
 void Socks5ProxyConnection::Start(std::shared_ptr<SessionState> state,
-                                  asio::ip::tcp::socket client) {
-  auto connection = std::make_shared<Socks5ProxyConnection>(state, std::move(client));
-  state->Register(connection);
+                                  asio::ip::tcp::socket client, bool over_limit) {
+  auto connection = std::make_shared<Socks5ProxyConnection>(state, std::move(client), over_limit);
+  state->Register(connection, /*refusing=*/over_limit);
   connection->Begin();
 }
 
@@ -153,6 +156,11 @@ void Socks5ProxyConnection::HandleRequest(const Socks5Request& request) {
     state().ReportViolation("socks5", target_, decision.reason);
     return FailAndClose(kSocks5NotAllowed);
   }
+  if (over_limit_) {
+    // One session may not take the descriptors every other session and Launch need.
+    state().ReportViolation("socks5", target_, state().LimitReason(), /*log=*/false);
+    return FailAndClose(kSocks5GeneralFailure);
+  }
   phase_ = Phase::kConnecting;
   connector_ = UpstreamConnector::Start(
       state_ptr(), std::move(decision), request.port,
@@ -183,6 +191,8 @@ void Socks5ProxyConnection::OnUpstream(UpstreamResult result) {
   std::string early = std::move(buffer_);
   closed_ = true;
   timer_.cancel();
+  // The tunnel takes over this connection's place: count it once, not twice.
+  state().Unregister(this);
   Tunnel::Start(state_ptr(), std::move(client_), std::move(*result.socket), std::move(reply),
                 std::move(early));
 }

@@ -8,7 +8,8 @@
 // refuses (with a violation), 0x07 for BIND and UDP ASSOCIATE (also reported as a violation:
 // the sandbox tried a kind of network access it does not have), 0x08 for an unknown address
 // type, 0x04 when resolving fails or the upstream does not answer in time, 0x05 when it
-// refuses, 0x03 when its network is unreachable, 0x01 otherwise.
+// refuses, 0x03 when its network is unreachable, 0x01 otherwise — and 0x01, with a violation
+// naming the target, over the session's (or the broker's) connection limit.
 #ifndef CCSANDBOX_PROXY_SOCKS5_PROXY_H_
 #define CCSANDBOX_PROXY_SOCKS5_PROXY_H_
 
@@ -27,9 +28,12 @@ namespace ccsandbox::proxy {
 
 class Socks5ProxyConnection : public SessionChild {
  public:
-  static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+  // `over_limit`: see HttpProxyConnection::Start.
+  static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
+                    bool over_limit = false);
 
-  Socks5ProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client);
+  Socks5ProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
+                        bool over_limit);
   void Close() override;
 
  private:
@@ -52,6 +56,7 @@ class Socks5ProxyConnection : public SessionChild {
   Phase phase_ = Phase::kGreeting;
   std::string target_;
   std::shared_ptr<UpstreamConnector> connector_;
+  const bool over_limit_;
   bool closed_ = false;
 };
 
