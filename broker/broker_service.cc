@@ -3,14 +3,13 @@
 #include <signal.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <random>
-#include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "broker/deny_scan.h"
+#include "broker/exec_relay.h"
 #include "broker/spec_paths.h"
 #include "launcher/real_host_view.h"
 #include "policy/deny_sets.h"
@@ -34,40 +33,10 @@ std::shared_ptr<grpc::Channel> LauncherChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   ApplyChannelLimits(args);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
-
-// Cancels the launcher call as soon as the broker's own client cancels: a sync handler
-// blocked in Read() would otherwise not notice until the command wrote something.
-class CancelPropagator {
- public:
-  CancelPropagator(grpc::ServerContext* server, grpc::ClientContext* client)
-      : thread_([this, server, client] {
-          std::unique_lock<std::mutex> lock(mu_);
-          while (!done_) {
-            if (server->IsCancelled()) {
-              client->TryCancel();
-              return;
-            }
-            cv_.wait_for(lock, milliseconds(50));
-          }
-        }) {}
-  ~CancelPropagator() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::string& value) {
   (*handle.mutable_details()->mutable_fields())[key].set_string_value(value);
@@ -91,8 +60,10 @@ BrokerService::BrokerService(BrokerConfig config)
     : config_(std::move(config)),
       launcher_channel_(LauncherChannel(config_.launcher_address)),
       launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
-      egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_),
+      egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_,
+              config_.egress_limits),
       create_guard_(config_.create_guard),
+      relay_options_{.stall_limit = config_.exec_stall_limit},
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
       home_dirs_(CurrentHomeDirs()),
       native_env_(policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, config_.host_env)),
@@ -257,6 +228,14 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
   const std::string run_id = NextRunId(request->session_id());
   absl::StatusOr<SessionTable::RunStart> start = sessions_.BeginRun(request->session_id(), run_id);
   if (!start.ok()) return ToGrpc(start.status());
+  {
+    absl::MutexLock lock(&relays_mu_);
+    relays_[run_id] = RelayEntry();
+  }
+  absl::Cleanup unregister = [&] {
+    absl::MutexLock lock(&relays_mu_);
+    relays_.erase(run_id);
+  };
   struct EndRun {
     SessionTable& table;
     const std::string& session;
@@ -298,77 +277,75 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("launcher not reachable at ", config_.launcher_address));
   }
-  grpc::ClientContext launcher_context;
-  launcher_context.set_wait_for_ready(true);
-  CancelPropagator propagate(context, &launcher_context);
-  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
-      launcher_->Run(&launcher_context, *plan);
   // The run's own events and the session's (proxy refusals) share the stream.
-  absl::Mutex write_mu;
-  auto write = [&](v1::SandboxEvent& event) {
+  ExecRelay::Options options = relay_options_;
+  options.run_id = run_id;
+  ExecRelay relay(context, writer, options, [&](v1::SandboxEvent& event) {
     event.set_session_id(request->session_id());
     event.set_backend(start->backend);  // the session's actual backend labels every event
-    absl::MutexLock lock(&write_mu);
-    return writer->Write(event);
+  });
+  absl::Cleanup forget_relay = [&] {
+    absl::MutexLock lock(&relays_mu_);
+    relays_[run_id].relay = nullptr;
   };
-  const uint64_t subscription = events_.Subscribe(
-      request->session_id(), [&write](const v1::SandboxEvent& event) {
-        v1::SandboxEvent copy = event;
-        write(copy);
-      });
-  struct Unsubscribe {
-    SessionEvents& events;
-    const std::string& session;
-    uint64_t token;
-    ~Unsubscribe() { events.Unsubscribe(session, token); }
-  } unsubscribe{events_, request->session_id(), subscription};
-
-  v1::SandboxEvent event;
-  bool started = false, ended = false, client_gone = false;
-  (void)TakeUtf8ParseFailure();
-  while (reader->Read(&event)) {
-    started = started || event.has_starting();
-    ended = ended || event.has_exit() || event.has_killed();
-    // Proxy refusals of this run go out before its last event.
-    if (ended && start->backend == v1::SANDBOX_BACKEND_NATIVE) egress_.Flush(absl::Seconds(1));
-    if (!client_gone && !write(event)) {
-      client_gone = true;
-      launcher_context.TryCancel();
-    }
+  {
+    absl::MutexLock lock(&relays_mu_);
+    RelayEntry& entry = relays_[run_id];
+    entry.relay = &relay;
+    if (!entry.cancel.empty()) relay.Cancel(entry.cancel);  // killed while it was being set up
   }
-  // An event that does not parse (a string that is not UTF-8) ends Read() but not the call, and
-  // Finish() would wait for the unread rest forever: cancel the run instead.
-  const std::string unparsed = TakeUtf8ParseFailure();
-  if (!unparsed.empty()) launcher_context.TryCancel();
-  grpc::Status status = reader->Finish();
-  if (context->IsCancelled() || client_gone) {
+  // Publishing never waits on this client: a full stream drops (and counts) the event.
+  const uint64_t subscription = events_.Subscribe(
+      request->session_id(), [&relay](const v1::SandboxEvent& event) { relay.Offer(event); });
+  absl::Cleanup unsubscribe = [&] { events_.Unsubscribe(request->session_id(), subscription); };
+  auto before_last = [&] {
+    // Proxy refusals of this run go out before its last event, and none after it.
+    if (start->backend == v1::SANDBOX_BACKEND_NATIVE) egress_.Flush(absl::Seconds(1));
+    events_.Unsubscribe(request->session_id(), subscription);
+  };
+
+  ExecRelay::Result result = relay.Run(*launcher_, *plan, before_last);
+  const grpc::Status& status = result.status;
+  if (context->IsCancelled() || result.client_gone) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
   }
-  if (!unparsed.empty()) {
+  if (!result.unparsed.empty()) {
     spdlog::error("run {}: the launcher sent an event with {} not valid UTF-8; run cancelled",
-                  run_id, unparsed);
+                  run_id, result.unparsed);
+    before_last();
+    relay.Finish();
     return grpc::Status(grpc::StatusCode::INTERNAL,
-                        absl::StrCat("the launcher sent an event whose ", unparsed,
+                        absl::StrCat("the launcher sent an event whose ", result.unparsed,
                                      " is not valid UTF-8; the run was cancelled"));
   }
-  if (!status.ok() && started && !ended &&
+  grpc::Status outcome = status;
+  if (!status.ok() && result.started && !result.ended &&
       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
        status.error_code() == grpc::StatusCode::CANCELLED)) {
-    // The launcher went away mid-run (restart or crash): its sandboxes die with it.
+    // The launcher went away mid-run (restart or crash), dropped a stream nobody read, or the
+    // run was cancelled here because its Signal could not be delivered: the run is over.
+    before_last();
     v1::SandboxEvent killed;
-    killed.mutable_killed()->set_reason(
-        absl::StrCat("launcher connection lost: ", status.error_message()));
+    if (!result.cancel_reason.empty()) {
+      killed.mutable_killed()->set_reason(result.cancel_reason);
+    } else {
+      killed.mutable_killed()->set_reason(
+          absl::StrCat("launcher connection lost: ", status.error_message()));
+      spdlog::warn("run {}: launcher connection lost mid-run", run_id);
+    }
     killed.mutable_killed()->set_signal(SIGKILL);
-    write(killed);
-    spdlog::warn("run {}: launcher connection lost mid-run", run_id);
-    return grpc::Status::OK;
+    relay.Push(std::move(killed));
+    outcome = grpc::Status::OK;
+  } else if (!status.ok() && status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+             !result.started) {
+    outcome = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                           absl::StrCat("launcher not reachable at ", config_.launcher_address,
+                                        ": ", status.error_message()));
   }
-  if (!status.ok() && status.error_code() == grpc::StatusCode::UNAVAILABLE && !started) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("launcher not reachable at ", config_.launcher_address, ": ",
-                                     status.error_message()));
+  if (!relay.Finish()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the client did not read its stream");
   }
-  return status;
+  return outcome;
 }
 
 int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signal,
@@ -384,6 +361,19 @@ int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signa
     v1::SignalResponse resp;
     grpc::Status status = launcher_->Signal(&ctx, req, &resp);
     if (status.ok() && resp.delivered()) {
+      ++reached;
+      continue;
+    }
+    // Not running in the launcher (yet, or any more), or the launcher did not answer: end the
+    // run's call from here, which the launcher answers by killing it.
+    absl::MutexLock lock(&relays_mu_);
+    auto entry = relays_.find(run_id);
+    if (entry != relays_.end() && signal == SIGKILL) {
+      if (entry->second.relay != nullptr) {
+        entry->second.relay->Cancel(reason);
+      } else if (entry->second.cancel.empty()) {
+        entry->second.cancel = reason;
+      }
       ++reached;
     } else {
       spdlog::warn("run {}: signal not delivered: {}", run_id, status.error_message());

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
+#include "broker/exec_relay.h"
 #include "broker/launcher_probe.h"
 #include "broker/runtime_dir.h"
 #include "policy/bind_checks.h"
@@ -38,6 +40,10 @@ struct BrokerConfig {
   // launcher's socket dir, the broker's listen dir and runtime dir. The broker's own are
   // also sent in every plan (LaunchPlan.forbidden_dirs) for the launcher to check again.
   policy::ForbiddenDirs forbidden_dirs;
+  // An Exec client that takes no event for this long while events wait is dropped.
+  absl::Duration exec_stall_limit = absl::Seconds(60);
+  // Egress connection caps.
+  EgressLimits egress_limits;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {
@@ -81,6 +87,16 @@ class BrokerService final : public v1::SandboxBroker::Service {
   SessionEgress egress_;  // after events_: its relay publishes there until it stops
   absl::Mutex create_guard_mu_;
   CreateGuardState create_guard_ ABSL_GUARDED_BY(create_guard_mu_);
+  const ExecRelay::Options relay_options_;
+  // The Exec streams in flight by run id, so Kill and Destroy can end a run the launcher's
+  // Signal missed (not started there yet). `cancel` holds such a request made before the
+  // relay existed.
+  struct RelayEntry {
+    ExecRelay* relay = nullptr;
+    std::string cancel;
+  };
+  absl::Mutex relays_mu_;
+  std::map<std::string, RelayEntry> relays_ ABSL_GUARDED_BY(relays_mu_);
   std::atomic<uint64_t> run_counter_{0};
   const uint64_t run_salt_;
   const std::vector<std::string> home_dirs_;

@@ -31,6 +31,7 @@
 #include "policy/filename_policy.h"
 #include "policy/probe.h"
 #include "proto/grpc_limits.h"
+#include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
 #include "proxy/resolver.h"
 #include "proxy/static_resolver.h"
@@ -46,6 +47,15 @@ ABSL_FLAG(std::string, runtime_dir, "",
           "private directory for the sessions' proxy sockets (default: "
           "$XDG_RUNTIME_DIR/ccsandbox-broker, else /tmp/ccsandbox-broker-UID); emptied at boot "
           "and removed at exit");
+ABSL_FLAG(uint32_t, egress_max_connections_per_session, 512,
+          "proxied connections one session may have open at once; more are refused (HTTP 503 / "
+          "SOCKS5 failure, with a network-outbound violation)");
+ABSL_FLAG(uint32_t, egress_max_connections, 0,
+          "proxied connections of all sessions together (0: derived from the open-file limit, "
+          "keeping a quarter of it for everything else)");
+ABSL_FLAG(absl::Duration, exec_stall_timeout, absl::Seconds(60),
+          "an Exec client that takes no event for this long while events wait for it is dropped "
+          "as if it had disconnected: its stream is cancelled, its run (if still going) killed");
 ABSL_FLAG(std::string, egress_hosts_file, "",
           "TESTS ONLY: the egress proxies resolve names from this hosts(5)-style file instead "
           "of DNS, and every other name fails");
@@ -72,9 +82,17 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // Every session's proxies and streams cost descriptors: take all the kernel allows us, so
   // one busy session does not starve Launch and the others (per-session caps bound the rest).
-  if (rlimit fds; getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
-    fds.rlim_cur = fds.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &fds) != 0) spdlog::warn("cannot raise the open-file limit");
+  size_t fd_limit = 1024;
+  if (rlimit fds; getrlimit(RLIMIT_NOFILE, &fds) == 0) {
+    if (fds.rlim_cur < fds.rlim_max) {
+      const rlim_t soft = fds.rlim_cur;
+      fds.rlim_cur = fds.rlim_max;
+      if (setrlimit(RLIMIT_NOFILE, &fds) != 0) {
+        spdlog::warn("cannot raise the open-file limit");
+        fds.rlim_cur = soft;
+      }
+    }
+    fd_limit = fds.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(fds.rlim_cur);
   }
 
   const std::string listen = absl::GetFlag(FLAGS_listen);
@@ -144,6 +162,22 @@ int Main(int argc, char** argv) {
     return 2;
   }
   config.proxy_loop = &proxy_loop;
+  config.egress_limits.per_session = absl::GetFlag(FLAGS_egress_max_connections_per_session);
+  config.egress_limits.total = absl::GetFlag(FLAGS_egress_max_connections);
+  if (config.egress_limits.total == 0) {
+    config.egress_limits.total = proxy::DefaultConnectionBudget(fd_limit);
+  }
+  if (config.egress_limits.per_session == 0) {
+    spdlog::critical("--egress-max-connections-per-session: must be positive");
+    return 2;
+  }
+  config.exec_stall_limit = absl::GetFlag(FLAGS_exec_stall_timeout);
+  if (config.exec_stall_limit <= absl::ZeroDuration()) {
+    spdlog::critical("--exec-stall-timeout: must be positive");
+    return 2;
+  }
+  spdlog::info("egress connection limits: {} per session, {} in total (open-file limit {})",
+               config.egress_limits.per_session, config.egress_limits.total, fd_limit);
   config.runtime_dir = runtime_dir->get();
   // The control plane is out of reach of every bind, however it is spelled.
   config.forbidden_dirs = policy::ControlPlaneDirs();

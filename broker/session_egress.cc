@@ -40,11 +40,14 @@ absl::StatusOr<int> UnixListener(const std::string& path) {
 }  // namespace
 
 SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
-                             RuntimeDir& runtime_dir, SessionEvents& events)
+                             RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits)
     : loop_(loop),
       resolver_(std::move(resolver)),
       runtime_dir_(runtime_dir),
       events_(events),
+      limits_(limits),
+      budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total)
+                               : nullptr),
       relay_([this] { Relay(); }) {}
 
 SessionEgress::~SessionEgress() {
@@ -101,6 +104,8 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   options.resolver = resolver_;
   options.http_listen_fd = *http_fd;  // owned by the proxies from here on
   options.socks_listen_fd = *socks_fd;
+  options.max_connections = limits_.per_session;
+  options.budget = budget_;
   options.on_violation = [this, session_id](const proxy::EgressViolation& violation) {
     Pending pending;
     pending.session_id = session_id;

@@ -28,6 +28,7 @@
 #include "broker/session_events.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
+#include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
 #include "proxy/resolver.h"
 #include "proxy/session_proxies.h"
@@ -40,11 +41,18 @@ struct EgressSummary {
   size_t allow_entries = 0;
 };
 
+// Connection caps of the proxies (see proxy::SessionProxiesOptions): per session, and the total
+// of every session's (0: none).
+struct EgressLimits {
+  size_t per_session = 512;
+  size_t total = 0;
+};
+
 class SessionEgress {
  public:
   // Every argument outlives this object.
   SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
-                RuntimeDir& runtime_dir, SessionEvents& events);
+                RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits = {});
   ~SessionEgress();  // stops every session's proxies and the relay
   SessionEgress(const SessionEgress&) = delete;
   SessionEgress& operator=(const SessionEgress&) = delete;
@@ -83,6 +91,8 @@ class SessionEgress {
   const std::shared_ptr<proxy::Resolver> resolver_;
   RuntimeDir& runtime_dir_;
   SessionEvents& events_;
+  const EgressLimits limits_;
+  const std::shared_ptr<proxy::ConnectionBudget> budget_;  // null without a total cap
 
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
