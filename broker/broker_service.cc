@@ -17,6 +17,8 @@
 #include "policy/filename_policy.h"
 #include "policy/input_limits.h"
 #include "policy/launch_plan.h"
+#include "policy/paths.h"
+#include "policy/trusted_names.h"
 #include "policy/spec_validation.h"
 #include "proto/grpc_limits.h"
 #include "proto/grpc_status.h"
@@ -44,13 +46,23 @@ void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::str
 
 // What every run of the session hands the launcher's create guard.
 std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
-                                                const policy::FilenamePolicyDecision& filenames) {
+                                                const policy::FilenamePolicyDecision& filenames,
+                                                const std::vector<std::string>& home_dirs) {
   if (!filenames.create_guard) return std::nullopt;
   v1::CreateGuardPlan plan;
   for (const std::string& pattern : filenames.create_guard_patterns) {
     plan.add_deny_patterns(pattern);
   }
   for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
+  // A protected path that does not exist yet may not be created either.
+  for (const std::string& path : spec.protected_paths()) {
+    if (!policy::IsGlob(path)) plan.add_protected_paths(path);
+  }
+  for (const std::string& home : home_dirs) {
+    for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {
+      plan.add_protected_paths(absl::StrCat(home, "/", name.rule));
+    }
+  }
   return plan;
 }
 
@@ -162,7 +174,7 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   SetDetail(*handle, "egress", egress_note);
   if (absl::Status created =
-          sessions_.Create(spec, *handle, std::move(deny), GuardPlanFor(spec, *filenames));
+          sessions_.Create(spec, *handle, std::move(deny), GuardPlanFor(spec, *filenames, home_dirs_));
       !created.ok()) {
     if (started_egress) egress_.Stop(spec.session_id());  // ours: Start refuses a second set
     return ToGrpc(created);

@@ -176,7 +176,19 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
   if (!home_secrets.ok()) return home_secrets.status();
   Walker walker(request, scan, std::move(patterns), *std::move(trusted), *std::move(home_secrets));
   for (const v1::PlanMount& mount : request.mounts) {
+    struct stat st;
+    if (stat(mount.host_path().c_str(), &st) == 0) {
+      scan.bind_ids[mount.host_path()] = {static_cast<uint64_t>(st.st_dev),
+                                          static_cast<uint64_t>(st.st_ino)};
+    }
     if (absl::Status s = walker.Walk(mount.guest_path(), !mount.read_only()); !s.ok()) return s;
+  }
+  // What the host trusts under a home directory only (~/bin ...), where it exists.
+  for (const std::string& home : request.home_dirs) {
+    for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {
+      const std::string path = absl::StrCat(home, "/", name.rule);
+      if (Exists(path)) scan.deny_write.push_back(path);
+    }
   }
   // Independent of the order readdir returned entries in.
   std::sort(scan.secrets.begin(), scan.secrets.end());

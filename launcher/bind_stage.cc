@@ -75,7 +75,7 @@ std::string ResolvedPath(int fd) {
 absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::string& path,
                                            const std::string& name, bool as_caller,
                                            bool socket, const policy::ForbiddenDirs& forbidden,
-                                           Root* root) {
+                                           Root* root, const v1::PlanMount* expected) {
   absl::StatusOr<UniqueFd> opened = OpenPathAs(path, as_caller ? options_.open_as : std::nullopt);
   if (!opened.ok()) return opened.status();
   if (!opened->valid()) {
@@ -90,6 +90,15 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
   struct stat st;
   if (fstat(opened->get(), &st) != 0) {
     return absl::InternalError(absl::StrCat(field, ": fstat: ", strerror(errno)));
+  }
+  // The object the session was launched with, not whatever the path names now.
+  if (expected != nullptr && expected->ino() != 0 &&
+      (static_cast<uint64_t>(st.st_dev) != expected->dev() ||
+       static_cast<uint64_t>(st.st_ino) != expected->ino())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field, ": '", path,
+        "' names another file than when the session was launched (swapped since?); its deny "
+        "sets were computed for the old one: not starting. Launch a new session"));
   }
   if (socket ? !S_ISSOCK(st.st_mode) : !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -204,7 +213,7 @@ absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan,
     absl::StatusOr<std::string> source =
         stage.Add(absl::StrCat("mounts[", i, "].hostPath"), plan.mounts(i).host_path(),
                   absl::StrCat("m", i), /*as_caller=*/true, /*socket=*/false,
-                  options.forbidden, &root);
+                  options.forbidden, &root, &plan.mounts(i));
     if (!source.ok()) return source.status();
     if (options.clone) stage.sources_.mounts.push_back(*source);
   }

@@ -76,7 +76,8 @@ class BindStage {
   };
   absl::StatusOr<std::string> Add(const std::string& field, const std::string& path,
                                   const std::string& name, bool as_caller, bool socket,
-                                  const policy::ForbiddenDirs& forbidden, Root* root = nullptr);
+                                  const policy::ForbiddenDirs& forbidden, Root* root = nullptr,
+                                  const v1::PlanMount* expected = nullptr);
   // Clones `opened` (idmapped when configured) and records it at stage_dir/name.
   absl::StatusOr<std::string> Clone(const std::string& field, const std::string& path,
                                     int opened, const std::string& name, bool directory);

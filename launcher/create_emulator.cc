@@ -293,6 +293,7 @@ struct Rules {
   TraceeFsContext& fs;
   const policy::FilenamePatterns& patterns;
   const policy::TrustedNameRules& trusted;
+  const std::vector<std::string>& protected_paths;
   const std::vector<policy::GuardMount>& mounts;
   SeccompNotify& notify;
   uint64_t id;
@@ -330,6 +331,13 @@ std::optional<std::string> TrustedRule(const Rules& rules, const Target& t,
                                        bool beneath) {
   const std::string guest = GuestPath(rules, t);
   if (guest.empty()) return "(a directory the supervisor cannot name)";
+  // Protected paths hold in runner state dirs too; a directory or symlink made above one
+  // would bring it into being.
+  for (const std::string& path : rules.protected_paths) {
+    if (policy::IsUnderOrEqual(guest, path) || (beneath && policy::IsUnderOrEqual(path, guest))) {
+      return path;
+    }
+  }
   const policy::GuardMount* closest = nullptr;
   for (const policy::GuardMount& m : rules.mounts) {
     if (policy::IsUnderOrEqual(guest, m.guest) &&
@@ -580,7 +588,8 @@ absl::StatusOr<CreateVerdict> CreateEmulator::Decide(const seccomp_notif& call,
     return became;
   }
   CreateVerdict verdict =
-      Perform(Rules{fs_, patterns_, trusted_, mounts_, notify, call.id}, c, id);
+      Perform(Rules{fs_, patterns_, trusted_, protected_paths_, mounts_, notify, call.id}, c,
+              id);
   if (absl::Status back = fs_.BecomeSelf(); !back.ok()) return back;
   if (verdict.violation.has_value()) {
     verdict.violation->syscall = c.syscall;

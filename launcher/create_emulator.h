@@ -92,10 +92,12 @@ class CreateEmulator {
  public:
   CreateEmulator(TraceeFsContext& fs, policy::FilenamePatterns patterns,
                  policy::TrustedNameRules trusted,
-                 std::vector<policy::GuardMount> mounts)
+                 std::vector<policy::GuardMount> mounts,
+                 std::vector<std::string> protected_paths = {})
       : fs_(fs),
         patterns_(std::move(patterns)),
         trusted_(std::move(trusted)),
+        protected_paths_(std::move(protected_paths)),
         mounts_(std::move(mounts)),
         identities_(fs.host_proc()) {}
 
@@ -108,6 +110,7 @@ class CreateEmulator {
   TraceeFsContext& fs_;
   policy::FilenamePatterns patterns_;
   policy::TrustedNameRules trusted_;
+  std::vector<std::string> protected_paths_;  // guest == host paths on the native backend
   std::vector<policy::GuardMount> mounts_;
   TraceeIdentityReader identities_;
   bool entered_confirmed_ = false;

@@ -117,7 +117,7 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
   CreateEmulator emulator(
       **fs, *policy::FilenamePatterns::Create(options_.deny_patterns),
       *policy::TrustedNameRules::Create(options_.trusted_names),
-      options_.mounts);
+      options_.mounts, options_.protected_paths);
   for (;;) {
     ready = Wait(notify->fd(), stop_.get());
     if (!ready.ok()) return ready.status();

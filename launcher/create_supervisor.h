@@ -50,6 +50,8 @@ class CreateSupervisor {
     std::vector<std::string>
         trusted_names;  // e.g. StandardTrustedNameRules() + the plan's
     std::vector<std::string>
+        protected_paths;  // absolute: nothing new at or beneath them
+    std::vector<std::string>
         free_dirs;  // the same list the shim got (--free-create)
     std::vector<policy::GuardMount>
         mounts;  // for violation targets (host paths)

@@ -229,6 +229,9 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     stage.stage_dir = config_.socket_dir;  // covered by a tmpfs in the run's own namespace
     stage.forbidden = policy::ControlPlaneDirs();
     stage.forbidden.push_back({config_.socket_dir, "the launcher's socket directory"});
+    for (const std::string& dir : config_.own_dirs) {
+      stage.forbidden.push_back({dir, "the directory of the launcher's own programs"});
+    }
     stage.socket_forbidden = stage.forbidden;
     for (const std::string& dir : plan.forbidden_dirs()) {
       stage.forbidden.push_back({dir, "a directory of the broker's control plane"});
@@ -371,6 +374,8 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
   options.trusted_names.insert(options.trusted_names.end(),
                                plan.create_guard().trusted_names().begin(),
                                plan.create_guard().trusted_names().end());
+  options.protected_paths.assign(plan.create_guard().protected_paths().begin(),
+                                 plan.create_guard().protected_paths().end());
   options.mounts = policy::GuardMountsOf(plan);
   options.free_dirs = policy::FreeCreateDirs(options.mounts);
   const std::string run_id = plan.run_id();

@@ -35,6 +35,9 @@ struct LauncherConfig {
   uid_t root_sandbox_uid = 0;
   gid_t root_sandbox_gid = 0;
   UniqueFd idmap_userns;
+  // Resolved directories of the launcher's own programs (itself, the shim, bwrap): a writable
+  // bind of them would let a sandbox replace what confines the next one.
+  std::vector<std::string> own_dirs;
   // A broker that takes none of a run's events for this long, while they wait, loses the
   // stream (the call is cancelled): after the command ended, or while draining its output.
   absl::Duration stream_stall_limit = absl::Seconds(120);

@@ -126,6 +126,13 @@ int Main(int argc, char** argv) {
     spdlog::critical("--stream-stall-timeout: must be positive");
     return 2;
   }
+  for (const std::string& program :
+       {std::string("/proc/self/exe"), config.shim_path, config.bwrap_path}) {
+    if (char resolved[PATH_MAX]; !program.empty() && realpath(program.c_str(), resolved)) {
+      const std::string path(resolved);
+      config.own_dirs.push_back(path.substr(0, std::max<size_t>(path.rfind('/'), 1)));
+    }
+  }
   config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
   config.root_sandbox_gid = absl::GetFlag(FLAGS_root_sandbox_gid);
   if (geteuid() == 0 && std::find(allowed.begin(), allowed.end(), 0) != allowed.end()) {

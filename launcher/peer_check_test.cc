@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "launcher/notify_channel.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -34,7 +35,7 @@ TEST(CheckPeerOutsideSandboxes, OurselvesAndInvisiblePids) {
 // A real peer in a new pid namespace, as a sandboxed process would be, seen through
 // SO_PEERCRED on a socketpair.
 TEST(CheckPeerOutsideSandboxes, PeerInNestedPidNamespaceIsRefused) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root for CLONE_NEWPID";
+  ASSERT_EQ(geteuid(), 0u) << "needs root for CLONE_NEWPID (CI runs as root)";
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   const pid_t outer = fork();
@@ -44,23 +45,10 @@ TEST(CheckPeerOutsideSandboxes, PeerInNestedPidNamespaceIsRefused) {
     if (unshare(CLONE_NEWPID) != 0) _exit(2);
     const pid_t inner = fork();  // pid 1 of the new namespace
     if (inner == 0) {
-      // A fresh socket from inside: SO_PEERCRED records the connecting process.
+      // A fresh socket from inside: SO_PEERCRED records the process that made it.
       int again[2];
       if (socketpair(AF_UNIX, SOCK_STREAM, 0, again) != 0) _exit(3);
-      char byte = 'x';
-      struct msghdr msg {};
-      struct iovec iov {&byte, 1};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      char control[CMSG_SPACE(sizeof(int))] = {};
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof(control);
-      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-      cmsg->cmsg_level = SOL_SOCKET;
-      cmsg->cmsg_type = SCM_RIGHTS;
-      cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-      memcpy(CMSG_DATA(cmsg), &again[0], sizeof(int));
-      if (sendmsg(sv[1], &msg, 0) != 1) _exit(4);
+      if (!SendNotifyFd(sv[1], again[0]).ok()) _exit(4);
       close(again[0]);
       char done;
       (void)!read(again[1], &done, 1);  // stay alive until the parent has looked
@@ -71,24 +59,15 @@ TEST(CheckPeerOutsideSandboxes, PeerInNestedPidNamespaceIsRefused) {
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 5);
   }
   close(sv[1]);
-  char byte;
-  struct msghdr msg {};
-  struct iovec iov {&byte, 1};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  ASSERT_EQ(recvmsg(sv[0], &msg, 0), 1);
-  int theirs = -1;
-  memcpy(&theirs, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+  absl::StatusOr<UniqueFd> theirs = ReceiveNotifyFd(sv[0]);
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
   ucred cred{};
   socklen_t len = sizeof(cred);
-  ASSERT_EQ(getsockopt(theirs, SOL_SOCKET, SO_PEERCRED, &cred, &len), 0);
+  ASSERT_EQ(getsockopt(theirs->get(), SOL_SOCKET, SO_PEERCRED, &cred, &len), 0);
   EXPECT_GT(cred.pid, 1);  // translated into our namespace
   absl::Status checked = CheckPeerOutsideSandboxes(cred);
   EXPECT_EQ(checked.code(), absl::StatusCode::kPermissionDenied) << checked;
-  close(theirs);  // lets the inner process finish
+  theirs->Reset();  // lets the inner process finish
   int status = 0;
   waitpid(outer, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;

@@ -4,6 +4,8 @@
 #ifndef CCSANDBOX_POLICY_DENY_SETS_H_
 #define CCSANDBOX_POLICY_DENY_SETS_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,17 +29,26 @@ const std::vector<std::string>& SystemSecretPaths();
 bool EndsWithComponents(absl::string_view path, absl::string_view relative);
 
 // What the broker found on the host for one plan (I/O lives in broker/deny_scan).
+// What a bind's host path named at Launch: every run binds exactly that object, so a path
+// swapped later (for a symlink, or another directory) cannot bring a tree the scan never saw.
+struct FileIdentity {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+};
+
 struct DenyScan {
   std::vector<std::string> secrets;       // SecretNames found in any bound tree
   std::vector<std::string> deny_write;    // trusted names found under writable binds
   std::vector<std::string> protected_paths;  // spec.protectedPaths with globs expanded
   std::vector<std::string> system_secrets;   // SystemSecretPaths with globs expanded
   std::vector<std::string> home_dirs;        // the user's home directories
+  std::map<std::string, FileIdentity> bind_ids;  // each scanned mount's root, as resolved
 };
 
 struct DenyPaths {
   std::vector<std::string> read;   // hidden inside
   std::vector<std::string> write;  // read-only and pinned inside
+  std::map<std::string, FileIdentity> bind_ids;  // host path of each mount -> at Launch
 };
 
 class PathResolver;

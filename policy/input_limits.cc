@@ -375,6 +375,12 @@ absl::Status CheckPlanLimits(const v1::LaunchPlan& plan) {
       return s;
     }
   }
+  if (absl::Status s =
+          CheckPathList("createGuard.protectedPaths", plan.create_guard().protected_paths(),
+                        kMaxProtectedPaths + 64, "the spec's protectedPaths and a few per home");
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = CheckStdinAndTimeout(plan.stdin().size(), plan.timeout_ms()); !s.ok()) {
     return s;
   }

@@ -86,7 +86,13 @@ absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& in) {
   plan.set_run_id(in.run_id);
   plan.set_session_id(spec.session_id());
   plan.set_backend(in.backend);
-  for (v1::PlanMount& mount : PlanMounts(spec, *mode)) *plan.add_mounts() = std::move(mount);
+  for (v1::PlanMount& mount : PlanMounts(spec, *mode)) {
+    if (auto id = in.deny.bind_ids.find(mount.host_path()); id != in.deny.bind_ids.end()) {
+      mount.set_dev(id->second.dev);
+      mount.set_ino(id->second.ino);
+    }
+    *plan.add_mounts() = std::move(mount);
+  }
   for (const std::string& path : in.deny.read) plan.add_deny_read_paths(path);
   for (const std::string& path : in.deny.write) plan.add_deny_write_paths(path);
 

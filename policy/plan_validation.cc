@@ -74,6 +74,14 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
       return absl::InvalidArgumentError("createGuard: only native plans have a create guard");
     }
+    for (int i = 0; i < plan.create_guard().protected_paths_size(); ++i) {
+      if (absl::Status s =
+              CheckNormalizedAbsolute(absl::StrCat("createGuard.protectedPaths[", i, "]"),
+                                      plan.create_guard().protected_paths(i));
+          !s.ok()) {
+        return s;
+      }
+    }
     std::vector<std::string> rules(plan.create_guard().trusted_names().begin(),
                                    plan.create_guard().trusted_names().end());
     if (absl::StatusOr<TrustedNameRules> valid =

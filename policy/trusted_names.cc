@@ -84,14 +84,48 @@ const std::vector<TrustedName>& StandardTrustedNames() {
       {".git/worktrees/*/commondir", "a linked worktree's pointers"},
       {".git/worktrees/*/gitdir", "a linked worktree's pointers"},
       {".git/worktrees/*/config.worktree", "a linked worktree's config"},
+      // Bare repositories: git takes any directory with HEAD, objects/ and refs/ for one and
+      // runs its config (safe.bareRepository defaults to all). HEAD is only git's to make,
+      // inside a .git directory; conventional bare repositories (x.git) are covered whole.
+      {"HEAD", "a HEAD file makes its directory a bare repository whose config git runs", false,
+       false, ".git/**"},
+      {"*.git/config", "a bare repository's config"},
+      {"*.git/commondir", "a bare repository's pointer to another"},
+      {"*.git/hooks/**", "a bare repository's hooks"},
+      {".hg/hgrc", "Mercurial repository hooks"}, {".hgrc", "Mercurial hooks"},
       // Desktop autostart, user services, PATH.
       {".config/autostart/**", "XDG autostart"},
       {".config/systemd/user/**", "systemd user units"},
       {".local/share/systemd/user/**", "systemd user units"},
       {".config/environment.d/**", "systemd user environment"},
       {".local/bin/**", "first on PATH in Debian's default .profile"},
-      {".local/lib/python*/site-packages/*.pth", "python runs .pth lines at every start"},
-      {".local/lib/python*/site-packages/usercustomize.py", "python runs it at every start"},
+      {".local/lib/python*/site-packages/**",
+       "user site-packages comes before the system's: .pth lines run, packages shadow"},
+      {".local/share/applications/**", "desktop entries the desktop runs"},
+      {".local/share/bash-completion/**", "bash sources completions"},
+      {".bash_completion", "bash-completion sources it"}, {".bashrc.d/**", "sourced by .bashrc"},
+      {".oh-my-zsh/**", "zsh plugins"}, {".xsessionrc", "X session start"},
+      {".config/plasma-workspace/env/**", "KDE sources it at login"},
+      {".config/user-dirs.dirs", "sourced by xdg-user-dir"},
+      {".config/mimeapps.list", "which program opens what"},
+      {".config/direnv/**", "direnvrc"}, {".config/tmux/**", "tmux"},
+      {".cargo/env", "sourced by rustup's .profile line"}, {".cargo/bin/**", "on PATH"},
+      {".condarc", "package index"}, {".config/pip/**", "pip index and options"},
+      {".pip/**", "pip index and options"}, {".mavenrc", "sourced by mvn"},
+      {".m2/settings.xml", "maven repositories and plugins"},
+      {".gradle/init.d/**", "gradle runs init scripts"},
+      {".gradle/gradle.properties", "gradle JVM arguments"},
+      {".Rprofile", "R start-up"}, {".sqliterc", "sqlite3 start-up (.shell)"},
+      {".psqlrc", "psql start-up (\\!)"}, {".gdbinit", "gdb start-up"},
+      {".irbrc", "irb start-up"}, {".pryrc", "pry start-up"},
+      {".ipython/**", "IPython start-up scripts"}, {".emacs", "emacs"},
+      {".emacs.d/**", "emacs"}, {".vim/**", "vim plugins"}, {".config/vim/**", "vim"},
+      {".config/Code/User/**", "VS Code user settings and tasks"},
+      {".vscode-server/**", "VS Code server"}, {".config/kitty/**", "kitty"},
+      {".wezterm.lua", "wezterm"}, {".config/starship.toml", "prompt commands"},
+      {".config/i3/**", "window manager exec"}, {".config/sway/**", "window manager exec"},
+      {".config/hypr/**", "window manager exec"}, {".config/openbox/**", "autostart"},
+      {".config/labwc/**", "autostart"}, {".nvm/**", "sourced by shell rc"},
       {"Library/LaunchAgents/**", "macOS launchd agents"},
       // direnv, editors and agents.
       {".envrc", "direnv runs it on cd"},
@@ -106,6 +140,16 @@ const std::vector<TrustedName>& StandardTrustedNames() {
   return *names;
 }
 
+const std::vector<TrustedName>& HomeTrustedPaths() {
+  static const auto* paths = new std::vector<TrustedName>{
+      {"bin", "on PATH in Debian's default .profile"},
+      {"go/bin", "on PATH for Go users"},
+      {".deno/bin", "on PATH for Deno users"},
+      {".bun/bin", "on PATH for Bun users"},
+  };
+  return *paths;
+}
+
 std::vector<std::string> StandardTrustedNameRules() {
   std::vector<std::string> rules;
   for (const TrustedName& name : StandardTrustedNames()) rules.push_back(name.rule);
@@ -114,8 +158,18 @@ std::vector<std::string> StandardTrustedNameRules() {
 
 absl::StatusOr<TrustedNameRules> TrustedNameRules::Create(const std::vector<std::string>& rules,
                                                           absl::string_view field) {
-  std::vector<std::vector<std::string>> components;
+  std::vector<std::vector<std::string>> components, unless;
   for (const std::string& rule : rules) {
+    std::vector<std::string> exception;
+    for (const TrustedName& standard : StandardTrustedNames()) {
+      if (standard.unless != nullptr && rule == standard.rule) {
+        exception = {"**"};
+        for (absl::string_view part : absl::StrSplit(standard.unless, '/')) {
+          exception.emplace_back(part);
+        }
+      }
+    }
+    unless.push_back(std::move(exception));
     auto bad = [&](absl::string_view why) {
       return absl::InvalidArgumentError(absl::StrCat(field, ": rule \"", rule, "\" ", why));
     };
@@ -133,13 +187,16 @@ absl::StatusOr<TrustedNameRules> TrustedNameRules::Create(const std::vector<std:
     }
     components.push_back(std::move(parts));
   }
-  return TrustedNameRules(rules, std::move(components));
+  return TrustedNameRules(rules, std::move(components), std::move(unless));
 }
 
 std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const {
   const std::vector<absl::string_view> parts = Components(path);
   for (size_t r = 0; r < components_.size(); ++r) {
-    if (MatchFrom(components_[r], 0, parts, 0)) return rules_[r];
+    if (MatchFrom(components_[r], 0, parts, 0) &&
+        (unless_[r].empty() || !MatchFrom(unless_[r], 0, parts, 0))) {
+      return rules_[r];
+    }
   }
   return std::nullopt;
 }

@@ -39,11 +39,18 @@ struct TrustedName {
   bool existing = true;
   // With `existing`: also when the match is a directory (false: files and links only).
   bool existing_dirs = true;
+  // The rule does not apply to paths this rule matches (e.g. "HEAD" inside ".git/**").
+  const char* unless = nullptr;
 };
 
 // The standard list, each with the reason it is there.
 const std::vector<TrustedName>& StandardTrustedNames();
 std::vector<std::string> StandardTrustedNameRules();
+
+// Trusted paths relative to the user's HOME only (a `bin/` in a project is not on anyone's
+// PATH; `~/bin` is): the broker anchors them to each home directory and hands them to the
+// create guard as absolute protected paths; existing ones are read-only.
+const std::vector<TrustedName>& HomeTrustedPaths();
 
 class TrustedNameRules {
  public:
@@ -62,10 +69,12 @@ class TrustedNameRules {
 
  private:
   TrustedNameRules(std::vector<std::string> rules,
-                   std::vector<std::vector<std::string>> components)
-      : rules_(std::move(rules)), components_(std::move(components)) {}
+                   std::vector<std::vector<std::string>> components,
+                   std::vector<std::vector<std::string>> unless)
+      : rules_(std::move(rules)), components_(std::move(components)), unless_(std::move(unless)) {}
   std::vector<std::string> rules_;
   std::vector<std::vector<std::string>> components_;  // each prefixed with "**"
+  std::vector<std::vector<std::string>> unless_;      // empty: no exception
 };
 
 }  // namespace ccsandbox::policy

@@ -35,17 +35,25 @@ TEST(TrustedNameRules, StandardListMatchesAtAnyDepth) {
       {"/home/u/.config/systemd/user/evil.service", ".config/systemd/user/**"},
       {"/home/u/.local/bin/ls", ".local/bin/**"},
       {"/home/u/.local/lib/python3.11/site-packages/evil.pth",
-       ".local/lib/python*/site-packages/*.pth"},
+       ".local/lib/python*/site-packages/**"},
       {"/w/.envrc", ".envrc"},
       {"/w/.vscode/tasks.json", ".vscode/**"},
       {"/w/.mcp.json", ".mcp.json"},
       {"/w/.claude/settings.json", ".claude/**"},
+      {"/w/src/HEAD", "HEAD"},                      // a bare repository in the making
+      {"/w/mirror.git/config", "*.git/config"},
+      {"/w/mirror.git/hooks/post-receive", "*.git/hooks/**"},
+      {"/w/repo/.git/HEAD", nullptr},               // git's own
+      {"/w/repo/.git/modules/m/HEAD", nullptr},
+      {"/home/u/.local/lib/python3.11/site-packages/pip/__init__.py",
+       ".local/lib/python*/site-packages/**"},
+      {"/w/.hg/hgrc", ".hg/hgrc"},
       {"/w/repo/.git/objects/ab/cdef", nullptr},
       {"/w/repo/.git/refs/heads/main", nullptr},
       {"/w/repo/.git/index", nullptr},
       {"/w/repo/.git/config.lock", nullptr},
       {"/w/repo/src/config", nullptr},
-      {"/w/x.git/hooks/a", nullptr},   // not a component named .git
+      {"/w/x.git/hooks/a", "*.git/hooks/**"},   // a conventional bare repository
       {"/w/bashrc", nullptr},
       {"/w/notes/.bashrc.txt", nullptr},
       {"/home/u/.config/other/x", nullptr},

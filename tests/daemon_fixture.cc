@@ -41,12 +41,6 @@ class CollectingSink : public launcher::EventSink {
   bool Cancelled() override { return false; }
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log) {
@@ -100,6 +94,18 @@ int StopDaemon(pid_t pid) {
 }
 
 }  // namespace
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
 
 std::string Runfile(const std::string& relative) {
   const char* srcdir = getenv("TEST_SRCDIR");

@@ -82,6 +82,10 @@ class Daemons {
   uid_t broker_uid_ = 0;
 };
 
+// The whole content of a file ("" when it cannot be read), and whether a path exists (lstat).
+std::string ReadFile(const std::string& path);
+bool PathExists(const std::string& path);
+
 // The command's stdout from `sandboxctl run --json` output (its base64 "stdout" fields).
 std::string JsonStdout(const std::string& json);
 // How often `needle` occurs in `text`.

@@ -4,6 +4,8 @@
 // sandbox refused, sockets in bound trees hidden, and nothing the host runs or trusts
 // plantable — existing or new, at any depth.
 #include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,23 +17,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 
 namespace ccsandbox::testing {
 namespace {
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0;
-}
+bool Exists(const std::string& path) { return PathExists(path); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream(path) << content;
@@ -279,6 +274,56 @@ TEST_P(BoundaryTest, SocketsInThePrivateTmpWorkWithABindBeneathIt) {
   RunProgram({"rm", "-rf", under_tmp});
 }
 
+// Another session sharing the parent swaps a bound directory for a symlink to a tree the
+// Launch never scanned (a home with keys and rc files): the next Exec of the first session
+// must not bind that tree with the old, empty deny sets.
+TEST_P(BoundaryTest, ABindSwappedAfterLaunchIsNotBound) {
+  const std::string proj = work_ + "/proj", victim = work_ + "/victim";
+  ASSERT_EQ(mkdir(proj.c_str(), 0777), 0);
+  ASSERT_EQ(mkdir(victim.c_str(), 0777), 0);
+  ASSERT_EQ(mkdir((victim + "/.ssh").c_str(), 0700), 0);
+  WriteFile(victim + "/.ssh/id_rsa", "SECRETKEY\n");
+  WriteFile(victim + "/.bashrc", "# rc\n");
+  GiveToCaller(work_);
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::LaunchRequest launch;
+    launch.mutable_spec()->set_session_id("swap-target");
+    v1::SandboxBindMount* bind = launch.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(proj);
+    v1::SandboxHandle handle;
+    grpc::Status launched = stub->Launch(&ctx, launch, &handle);
+    ASSERT_TRUE(launched.ok()) << launched.error_message();
+  }
+  auto exec = [&](std::string* out) {
+    grpc::ClientContext ctx;
+    v1::ExecRequest request;
+    request.set_session_id("swap-target");
+    for (const char* a : {"sh", "-c", "cat .ssh/id_rsa; echo pwned >> .bashrc; echo ran"}) {
+      request.add_argv(a);
+    }
+    request.set_timeout_ms(20000);
+    auto reader = stub->Exec(&ctx, request);
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) *out += event.stdout();
+    return reader->Finish();
+  };
+  std::string before;
+  ASSERT_TRUE(exec(&before).ok());
+  EXPECT_TRUE(absl::StrContains(before, "ran")) << before;
+  ASSERT_EQ(rename(proj.c_str(), (proj + ".old").c_str()), 0);
+  ASSERT_EQ(symlink(victim.c_str(), proj.c_str()), 0);
+  std::string after;
+  grpc::Status swapped = exec(&after);
+  EXPECT_FALSE(swapped.ok()) << after;
+  EXPECT_TRUE(absl::StrContains(swapped.error_message(), "names another file"))
+      << swapped.error_message();
+  EXPECT_FALSE(absl::StrContains(after, "SECRETKEY")) << after;
+  EXPECT_EQ(ReadFile(victim + "/.bashrc"), "# rc\n");
+}
+
 // New names the host runs or trusts: refused at creation, each with a violation, nothing on
 // the host. The working tree plays the user's home.
 TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
@@ -334,6 +379,42 @@ TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
   ProgramResult ok = Run("echo fine > notes.txt && mkdir -p src/lib && echo y > src/lib/a.c");
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   EXPECT_EQ(ReadFile(work_ + "/src/lib/a.c"), "y\n");
+}
+
+// Red-team findings: a bare-repository-shaped directory, a protected path that does not exist
+// yet, and the launcher's own programs.
+TEST_P(BoundaryTest, BareRepositoriesMissingProtectedPathsAndTheLaunchersProgramsAreOutOfReach) {
+  ProgramResult made = RunProgram({"bash", "-c", absl::StrCat("cd ", work_, "; git init -q .")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  ProgramResult bare = Run(
+      "mkdir -p src/objects src/refs/heads; echo 'ref: refs/heads/main' > src/HEAD; echo head=$?;"
+      "printf '[core]\\n\\tfsmonitor = touch /var/tmp/pwned\\n' > src/config;"
+      "mkdir -p m.git; echo x > m.git/config; echo baregit=$?");
+  const std::string out = JsonStdout(bare.out);
+  EXPECT_TRUE(absl::StrContains(out, "head=1")) << out << bare.err;
+  EXPECT_TRUE(absl::StrContains(out, "baregit=1")) << out;
+  EXPECT_FALSE(Exists(work_ + "/src/HEAD"));
+  EXPECT_FALSE(Exists(work_ + "/m.git/config"));
+  ProgramResult missing = Run(
+      "mkdir notyet; echo mkdir=$?; echo x > deploy.sh; echo file=$?",
+      BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/notyet", ")", work_,
+                                   R"(/deploy.sh"])")));
+  const std::string missing_out = JsonStdout(missing.out);
+  EXPECT_TRUE(absl::StrContains(missing_out, "mkdir=1")) << missing_out << missing.err;
+  EXPECT_TRUE(absl::StrContains(missing_out, "file=1")) << missing_out;
+  EXPECT_FALSE(Exists(work_ + "/notyet"));
+  EXPECT_FALSE(Exists(work_ + "/deploy.sh"));
+  char shim[PATH_MAX];
+  ASSERT_NE(realpath(Runfile("launcher/sandbox_shim").c_str(), shim), nullptr);
+  const std::string shim_dir = std::string(shim).substr(0, std::string(shim).rfind('/'));
+  ProgramResult own = Run("echo RAN", BindSpec(shim_dir));
+  EXPECT_EQ(own.exit_code, 125) << own.out << own.err;
+  EXPECT_FALSE(absl::StrContains(own.out, "UkFO")) << own.out;  // "RAN"
+  // An unprivileged broker may not even be able to resolve a build tree under /root.
+  EXPECT_TRUE(absl::StrContains(own.err, "launcher's own programs") ||
+              (Unprivileged() && absl::StrContains(own.err, "cannot be resolved")))
+      << own.err;
 }
 
 // What exists at Launch is read-only wherever it is, and a protected path with glob
