@@ -6,7 +6,9 @@
 //   auto budget = std::make_shared<ConnectionBudget>(DefaultConnectionBudget(fd_limit));
 //   options.budget = budget;   // the same one for every session's proxies
 //
-// Used on the loop thread only (SessionState counts through it), so nothing here locks.
+// A session below SessionProxiesOptions::guaranteed_connections is served even when the budget
+// is spent (open() may then exceed limit()), so the sessions that spent it cannot cut off a
+// light one. Used on the loop thread only (SessionState counts through it): nothing here locks.
 #ifndef CCSANDBOX_PROXY_CONNECTION_BUDGET_H_
 #define CCSANDBOX_PROXY_CONNECTION_BUDGET_H_
 

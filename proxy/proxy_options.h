@@ -63,6 +63,10 @@ struct SessionProxiesOptions {
   // Shared by every session on the loop: the cap of all their connections together. May be
   // null (no total cap).
   std::shared_ptr<ConnectionBudget> budget;
+  // A session with fewer connections than this is served even when the budget is spent, so
+  // greedy sessions that spend it do not cut every other session off (the broker's descriptor
+  // reserve pays for these).
+  size_t guaranteed_connections = 16;
   // Listening TCP sockets to serve instead of binding 127.0.0.1:0 — e.g. sockets the launcher
   // created inside the sandbox's network namespace, so the sandbox reaches its proxies with no
   // bridge process and no extra hop. SessionProxies takes ownership (also when Start fails);

@@ -659,9 +659,16 @@ TEST_F(SessionProxiesTest, RefusalsAreBoundedTooAndTheRestIsClosedUnread) {
 TEST_F(SessionProxiesTest, ASharedBudgetCapsEverySessionTogether) {
   auto budget = std::make_shared<ConnectionBudget>(2);
   Violations b_violations;
-  auto a = StartWith({Allowed(echo_.port())}, [&](SessionProxiesOptions& o) { o.budget = budget; });
+  auto a = StartWith({Allowed(echo_.port())}, [&](SessionProxiesOptions& o) {
+    o.budget = budget;
+    o.guaranteed_connections = 0;
+  });
   auto b = StartWith(
-      {Allowed(echo_.port())}, [&](SessionProxiesOptions& o) { o.budget = budget; },
+      {Allowed(echo_.port())},
+      [&](SessionProxiesOptions& o) {
+        o.budget = budget;
+        o.guaranteed_connections = 0;
+      },
       &b_violations);
   Fd a1 = ConnectTo(a->http_port());
   Fd a2 = ConnectTo(a->http_port());
@@ -679,6 +686,26 @@ TEST_F(SessionProxiesTest, ASharedBudgetCapsEverySessionTogether) {
   EXPECT_EQ(open(), 0u);
   Fd b2 = ConnectTo(b->http_port());
   EXPECT_EQ(StatusCode(Connect(b2.get(), Allowed(echo_.port()))), 200);
+}
+
+TEST_F(SessionProxiesTest, ALightSessionIsServedWhenOthersHaveSpentTheBudget) {
+  auto budget = std::make_shared<ConnectionBudget>(1);
+  auto greedy = StartWith({Allowed(echo_.port())}, [&](SessionProxiesOptions& o) {
+    o.budget = budget;
+    o.guaranteed_connections = 1;
+  });
+  auto light = StartWith({Allowed(echo_.port())}, [&](SessionProxiesOptions& o) {
+    o.budget = budget;
+    o.guaranteed_connections = 1;
+  });
+  Fd g1 = ConnectTo(greedy->http_port());
+  ASSERT_EQ(StatusCode(Connect(g1.get(), Allowed(echo_.port()))), 200);
+  Fd g2 = ConnectTo(greedy->http_port());
+  EXPECT_EQ(StatusCode(Connect(g2.get(), Allowed(echo_.port()))), 503);  // budget spent
+  Fd l1 = ConnectTo(light->http_port());
+  EXPECT_EQ(StatusCode(Connect(l1.get(), Allowed(echo_.port()))), 200);  // its guaranteed one
+  Fd l2 = ConnectTo(light->http_port());
+  EXPECT_EQ(StatusCode(Connect(l2.get(), Allowed(echo_.port()))), 503);
 }
 
 TEST(ConnectionBudget, DefaultKeepsAReserveOfTheDescriptorLimit) {

@@ -40,7 +40,8 @@ void SessionState::Unregister(SessionChild* child) {
 
 bool SessionState::CanAdmit() const {
   return admitted_ < options_.max_connections &&
-         (options_.budget == nullptr || !options_.budget->full());
+         (options_.budget == nullptr || !options_.budget->full() ||
+          admitted_ < options_.guaranteed_connections);
 }
 
 std::string SessionState::LimitReason() const {
