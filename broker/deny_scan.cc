@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "policy/filename_patterns.h"
+#include "policy/git_config_paths.h"
 #include "policy/paths.h"
 #include "policy/trusted_names.h"
 
@@ -39,6 +41,15 @@ std::vector<std::string> ExpandGlob(const std::string& pattern) {
 bool Exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
+}
+
+// At most 1 MiB of a small text file; "" when it cannot be read.
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::string text(1 << 20, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
 }
 
 class Walker {
@@ -110,6 +121,16 @@ class Walker {
               !(is_dir && files_only_.count(*rule) > 0)) {
             scan_.deny_write.push_back(path);
             continue;  // read-only whole
+          }
+        }
+        // What an existing repository's config makes git run (core.hooksPath = .husky/_,
+        // include.path, an fsmonitor script) is as trusted as .git/hooks.
+        if (is_dir && name == ".git" && writable) {
+          for (const char* file : {"/config", "/config.worktree"}) {
+            for (std::string& target :
+                 policy::GitConfigProgramPaths(ReadText(path + file), dir, path)) {
+              if (Exists(target)) scan_.deny_write.push_back(std::move(target));
+            }
           }
         }
         // Git's object store and refs are large and hold nothing the host runs; other mounts

@@ -428,7 +428,9 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
                     "echo c > 'co*py/file'; echo token > proj/.config/gh/hosts.yml;"
                     "git init -q repo; cd repo; git -c user.email=a@b -c user.name=a commit -q "
                     "--allow-empty -m x; git worktree add -q ../linked 2>/dev/null;"
-                    "echo d > .git/config.worktree")});
+                    "echo d > .git/config.worktree;"
+                    "git config core.hooksPath .husky/_; mkdir -p .husky/_;"
+                    "printf '#!/bin/sh\\n' > .husky/_/pre-commit")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   GiveToCaller(work_);
   ProgramResult r = Run(
@@ -437,13 +439,16 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
       "echo x >> 'co*py/file'; echo glob=$?;"
       "echo x >> repo/.git/config.worktree; echo wt=$?;"
       "echo 'gitdir: /tmp/evil' > linked/.git; echo pointer=$?;"
-      "cat proj/.config/gh/hosts.yml; echo gh=$?",
+      "cat proj/.config/gh/hosts.yml; echo gh=$?;"
+      "echo 'touch /var/tmp/pwned' >> repo/.husky/_/pre-commit; echo husky=$?",
       BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
   const std::string out = JsonStdout(r.out);
   for (const char* refused : {"git=1", "bin=1", "glob=1", "wt=1", "pointer=1", "gh=1"}) {
     EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;
   }
   EXPECT_FALSE(absl::StrContains(out, "token")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "husky=1")) << out;
+  EXPECT_EQ(ReadFile(work_ + "/repo/.husky/_/pre-commit"), "#!/bin/sh\n");
   EXPECT_EQ(ReadFile(work_ + "/deep/er/.config/git/config"), "a\n");
   EXPECT_EQ(ReadFile(work_ + "/co*py/file"), "c\n");
 }

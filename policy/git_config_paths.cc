@@ -1,0 +1,91 @@
+#include "policy/git_config_paths.h"
+
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace ccsandbox::policy {
+namespace {
+
+// `path` made absolute against `base` and normalised ("." and ".." folded), or "" when it
+// climbs above "/".
+std::string Absolute(absl::string_view base, absl::string_view path) {
+  const std::string joined =
+      absl::StartsWith(path, "/") ? std::string(path) : absl::StrCat(base, "/", path);
+  std::vector<absl::string_view> parts;
+  for (absl::string_view part : absl::StrSplit(joined, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == "..") {
+      if (parts.empty()) return "";
+      parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  return absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
+std::string Unquote(absl::string_view value) {
+  value = absl::StripAsciiWhitespace(value);
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == '\\' && i + 1 < value.size()) {
+      out.push_back(value[++i]);
+    } else if (!quoted && (c == '#' || c == ';')) {
+      break;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return std::string(absl::StripAsciiWhitespace(out));
+}
+
+}  // namespace
+
+std::vector<std::string> GitConfigProgramPaths(absl::string_view config_text,
+                                               absl::string_view worktree,
+                                               absl::string_view config_dir) {
+  std::vector<std::string> paths;
+  std::string section;  // "core", "include", "includeif"
+  for (absl::string_view line : absl::StrSplit(config_text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line[0] == '[') {
+      const size_t end = line.find_first_of(" \t\"]", 1);
+      section = absl::AsciiStrToLower(line.substr(1, end == absl::string_view::npos ? 0 : end - 1));
+      // `[core] hooksPath = x` may follow the header on the same line.
+      const size_t close = line.find(']');
+      if (close == absl::string_view::npos) continue;
+      line = absl::StripAsciiWhitespace(line.substr(close + 1));
+      if (line.empty()) continue;
+    }
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    const std::string value = Unquote(line.substr(eq + 1));
+    if (value.empty() || absl::StartsWith(value, "~")) continue;
+    std::string path;
+    if (section == "core" && key == "hookspath") {
+      path = Absolute(worktree, value);
+    } else if ((section == "include" || section == "includeif") && key == "path") {
+      path = Absolute(config_dir, value);
+    } else if (section == "core" && key == "fsmonitor" &&
+               value.find_first_of(" \t") == std::string::npos &&
+               value.find('/') != std::string::npos) {
+      path = Absolute(worktree, value);  // a script, not "true" or a command line
+    }
+    if (!path.empty() && path != "/") paths.push_back(path);
+  }
+  return paths;
+}
+
+}  // namespace ccsandbox::policy
