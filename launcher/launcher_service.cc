@@ -397,12 +397,22 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         sink.EmitWhenReady(event);
       },
       [&sink, run_id](const absl::Status& failure) {
-        spdlog::error("run {}: create guard supervisor died: {}", run_id,
-                      std::string(failure.message()));
         v1::SandboxEvent event;
-        event.mutable_error()->set_message(absl::StrCat(
-            "create guard supervisor died (", failure.message(),
-            "): every further creation in writable mounts fails (ENOSYS)"));
+        if (absl::IsUnavailable(failure)) {
+          // The shim never handed over its notify fd: bwrap (a mount it could not make) or the
+          // shim itself failed before the command started. Not the supervisor's death.
+          spdlog::warn("run {}: the sandbox did not start: {}", run_id,
+                       std::string(failure.message()));
+          event.mutable_error()->set_message(
+              "the sandbox did not start: bwrap or the shim failed before the command ran "
+              "(its stderr above says why); nothing of the command ran");
+        } else {
+          spdlog::error("run {}: create guard supervisor died: {}", run_id,
+                        std::string(failure.message()));
+          event.mutable_error()->set_message(absl::StrCat(
+              "create guard supervisor died (", failure.message(),
+              "): every further creation in writable mounts fails (ENOSYS)"));
+        }
         sink.Emit(event);
       });
 }

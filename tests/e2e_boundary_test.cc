@@ -453,6 +453,28 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
   EXPECT_EQ(ReadFile(work_ + "/co*py/file"), "c\n");
 }
 
+// A run that fails before the command starts says so, with bwrap's own words, and is not
+// reported as the create guard's death.
+TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
+  char tmpl[] = "/var/tmp/ccs-fakebwrap.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string fake = std::string(tmpl) + "/bwrap";
+  WriteFile(fake,
+            "#!/bin/sh\necho 'bwrap: Can'\\''t mount proc on /newroot/proc: Operation not "
+            "permitted' >&2\nexit 1\n");
+  chmod(fake.c_str(), 0755);
+  chmod(tmpl, 0755);
+  auto d = Daemons::Start({.launcher_flags = {"--bwrap=" + fake}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  ProgramResult r = (*d)->Sandboxctl({"run", "--json", "--", "touch", "ran"}, work);
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "the sandbox did not start")) << r.out << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "supervisor died")) << r.out;
+  EXPECT_FALSE(PathExists(work + "/ran"));
+  RunProgram({"rm", "-rf", tmpl});
+}
+
 INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "UnprivilegedBroker" : "RootBroker";
