@@ -44,8 +44,11 @@ echo "# rc" > project/.bashrc
 set +e
 echo "== a writable run with the full policy (the working directory is bound read-write)"
 ctl run -- sh -c 'echo "hello from the sandbox: $(id -un) in $PWD";
+  echo "uid 0 here is host uid $(awk "{print \$2}" /proc/self/uid_map) (never host root)";
+  (echo x > /proc/sys/kernel/core_pattern) 2>/dev/null || echo "kernel tunables: read-only";
   echo "visible: $(ls / | tr "\n" " ")"; echo note > note.txt && echo "wrote note.txt";
   ls .ssh; echo "# planted" >> project/.bashrc; touch /etc/planted; touch .env;
+  mkdir -p .config/autostart 2>/dev/null; touch .zprofile project/.git/hooks/pre-commit;
   curl -sS -o /dev/null -w "curl to a host outside the allowlist: HTTP %{http_code}\n" http://exfil.example/'
 echo "exit code: $?"
 echo
@@ -58,3 +61,4 @@ echo "== on the host afterwards:"
 echo "   $work: $(ls -A "$work" | tr "\n" " ")(note.txt, no .env)"
 echo "   project/.bashrc: $(cat "$work/project/.bashrc")   .ssh/id_demo: $(cat "$work/.ssh/id_demo")"
 echo "   /etc/planted: $(ls /etc/planted 2>&1 | sed 's/.*: //')"
+echo "   .zprofile, project/.git/hooks/pre-commit: $(ls "$work/.zprofile" "$work/project/.git/hooks/pre-commit" 2>&1 | sed 's/.*: //' | sort -u)"
