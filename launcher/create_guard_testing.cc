@@ -155,7 +155,9 @@ GuardedRun GuardedSandbox::Run(const std::vector<std::string>& command,
   result.wait_status = (*process)->Reap().value_or(-1);
   if (supervisor != nullptr) {
     result.stats = supervisor->stats();
-    supervisor.reset();  // joins: every callback has run
+    supervisor->Join();  // every callback has run
+    result.never_started = supervisor->never_started();
+    supervisor.reset();
   }
   absl::MutexLock lock(&mu);
   result.lines = absl::StrSplit(out, '\n', absl::SkipEmpty());

@@ -46,6 +46,7 @@ struct GuardedRun {
   std::vector<CreateViolation> violations;
   std::vector<absl::Status> failures;
   CreateSupervisor::Stats stats;
+  bool never_started = false;  // the shim closed the channel without handing over its fd
 };
 
 class GuardedSandbox {

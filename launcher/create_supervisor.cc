@@ -63,7 +63,9 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> CreateSupervisor::Start(
   return supervisor;
 }
 
-CreateSupervisor::~CreateSupervisor() {
+CreateSupervisor::~CreateSupervisor() { Join(); }
+
+void CreateSupervisor::Join() {
   Stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -107,10 +109,20 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
 
   absl::StatusOr<Ready> ready = Wait(channel.get(), stop_.get());
   if (!ready.ok()) return ready.status();
-  if (*ready == Ready::kStop) return absl::OkStatus();
+  if (*ready == Ready::kStop) {
+    // Stopped once the sandbox was gone: whatever the shim left on the channel (its fd, or
+    // nothing before it closed) says whether the command ever started.
+    pollfd pending = {channel.get(), POLLIN, 0};
+    if (poll(&pending, 1, 0) != 1) return absl::OkStatus();
+  }
   absl::StatusOr<UniqueFd> fd = ReceiveNotifyFd(channel.get());
   channel.Reset();
+  if (absl::IsUnavailable(fd.status())) {
+    never_started_.store(true);  // the run reports it; not the supervisor's death
+    return absl::OkStatus();
+  }
   if (!fd.ok()) return fd.status();
+  if (*ready == Ready::kStop) return absl::OkStatus();
   absl::StatusOr<SeccompNotify> notify = SeccompNotify::Create(std::move(*fd));
   if (!notify.ok()) return notify.status();
 

@@ -82,6 +82,11 @@ class CreateSupervisor {
   void Stop();
   // OK while running or after a clean end; otherwise why the supervisor died.
   absl::Status status() const;
+  // Stop(), then waits until the thread has ended (every callback has run).
+  void Join();
+  // After Join(): true when the shim closed the channel without handing over its notify fd,
+  // i.e. bwrap or the shim failed before the command started.
+  bool never_started() const { return never_started_.load(); }
   // False once the thread has ended (stopped, died, or the sandbox is gone).
   bool running() const { return running_.load(); }
   Stats stats() const;
@@ -97,6 +102,7 @@ class CreateSupervisor {
   FailureCallback on_failure_;
   UniqueFd stop_;  // eventfd
   std::atomic<bool> running_{true};
+  std::atomic<bool> never_started_{false};
   mutable absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);

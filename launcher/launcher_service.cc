@@ -337,7 +337,22 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
       return ToGrpc(started.status());
     }
     guard = *std::move(started);
-    sink.BeforeLastEvent([&guard] { guard.reset(); });  // joins: every callback has run
+    // Joined before the last event: every callback has run, and it is known whether the
+    // command ever started (a bwrap or shim failure is not the supervisor's death).
+    sink.BeforeLastEvent([&guard, &sink, &plan] {
+      guard->Join();
+      const bool never_started = guard->never_started();
+      guard.reset();
+      if (never_started) {
+        spdlog::warn("run {}: the sandbox did not start (bwrap or the shim failed)",
+                     plan->run_id());
+        v1::SandboxEvent event;
+        event.mutable_error()->set_message(
+            "the sandbox did not start: bwrap or the shim failed before the command ran "
+            "(its stderr above says why); nothing of the command ran");
+        sink.Emit(event);
+      }
+    });
   }
   v1::SandboxEvent ready;
   ready.mutable_ready()->set_pid((*process)->pid());
@@ -397,22 +412,12 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         sink.EmitWhenReady(event);
       },
       [&sink, run_id](const absl::Status& failure) {
+        spdlog::error("run {}: create guard supervisor died: {}", run_id,
+                      std::string(failure.message()));
         v1::SandboxEvent event;
-        if (absl::IsUnavailable(failure)) {
-          // The shim never handed over its notify fd: bwrap (a mount it could not make) or the
-          // shim itself failed before the command started. Not the supervisor's death.
-          spdlog::warn("run {}: the sandbox did not start: {}", run_id,
-                       std::string(failure.message()));
-          event.mutable_error()->set_message(
-              "the sandbox did not start: bwrap or the shim failed before the command ran "
-              "(its stderr above says why); nothing of the command ran");
-        } else {
-          spdlog::error("run {}: create guard supervisor died: {}", run_id,
-                        std::string(failure.message()));
-          event.mutable_error()->set_message(absl::StrCat(
-              "create guard supervisor died (", failure.message(),
-              "): every further creation in writable mounts fails (ENOSYS)"));
-        }
+        event.mutable_error()->set_message(absl::StrCat(
+            "create guard supervisor died (", failure.message(),
+            "): every further creation in writable mounts fails (ENOSYS)"));
         sink.Emit(event);
       });
 }

@@ -27,12 +27,14 @@ sources=(policy/shell_parser.cc policy/command_rule.cc policy/command_classifier
          policy/command_programs_network.cc policy/command_programs_packages.cc
          policy/command_programs_shell.cc policy/command_programs_system.cc
          policy/command_programs_text.cc policy/command_policy.cc policy/env_scrub.cc
-         policy/spec_validation.cc policy/paths.cc)
+         policy/spec_validation.cc policy/input_limits.cc policy/paths.cc)
 
 echo "== command_policy_fuzz: building"
 # The generated message is compiled without instrumentation: it is not what is under test.
 clang++ -std=c++20 -O1 -c "$gen/proto/sandbox.pb.cc" -I"$gen" -o "$work/obj/sandbox.pb.o"
+clang++ -std=c++20 -O1 -c "$gen/proto/launcher.pb.cc" -I"$gen" -o "$work/obj/launcher.pb.o"
 "$cxx" "${flags[@]}" tests/fuzz/command_policy_fuzz.cc "${sources[@]}" "$work/obj/sandbox.pb.o" \
+  "$work/obj/launcher.pb.o" \
   "${absl[@]}" -lprotobuf -o "$work/command_policy_fuzz"
 
 # One seed file per table row ('↵' is a newline there).
