@@ -366,6 +366,54 @@ TEST_F(ClientTest, TheLauncherDropsAStreamNobodyReadsOnceItsRunHasEnded) {
   EXPECT_TRUE(absl::StrContains(out, "\"last\": \"killed\"")) << out;
 }
 
+// Seconds between the first log line containing `from` and the next containing `to` (their
+// "YYYY-MM-DDTHH:MM:SS.mmm" stamps), or -1.
+double SecondsBetween(const std::string& log, const std::string& from, const std::string& to) {
+  auto stamp = [&](size_t line_start) {
+    const std::string hms = log.substr(line_start + 11, 12);  // HH:MM:SS.mmm
+    return std::stoi(hms.substr(0, 2)) * 3600.0 + std::stoi(hms.substr(3, 2)) * 60.0 +
+           std::stod(hms.substr(6));
+  };
+  const size_t a = log.find(from);
+  if (a == std::string::npos) return -1;
+  const size_t b = log.find(to, a);
+  if (b == std::string::npos) return -1;
+  const size_t a_line = log.rfind('\n', a), b_line = log.rfind('\n', b);
+  return stamp(b_line == std::string::npos ? 0 : b_line + 1) -
+         stamp(a_line == std::string::npos ? 0 : a_line + 1);
+}
+
+TEST_F(ClientTest, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
+  // Measured from each daemon's own log ("signal 15" to "stopped"): after that, gRPC's own
+  // library shutdown can take seconds more at exit, with or without a stalled client.
+  StartDaemons();
+  ASSERT_TRUE(Launch("stop-launcher").ok());
+  const std::string first = Marker("stopl");
+  auto a = StalledClient("stop-launcher", 0, {"sh", "-c", Flood(first)});
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitForProcess(first, 30));
+  ASSERT_TRUE(daemons_->RestartLauncher().ok());
+  EXPECT_TRUE(WaitNoProcessMatches(first, 10));
+  const double launcher_stop =
+      SecondsBetween(daemons_->LauncherLog(), "signal 15: stopping", "launcher: stopped");
+  EXPECT_GE(launcher_stop, 0) << daemons_->LauncherLog();
+  EXPECT_LT(launcher_stop, 4) << daemons_->LauncherLog();
+
+  ASSERT_TRUE(Launch("stop-broker").ok());
+  const std::string second = Marker("stopb");
+  auto b = StalledClient("stop-broker", 0, {"sh", "-c", Flood(second)});
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(WaitForProcess(second, 30));
+  daemons_->StopBroker();
+  EXPECT_TRUE(WaitNoProcessMatches(second, 10));
+  const double broker_stop =
+      SecondsBetween(daemons_->BrokerLog(), "signal 15: stopping", "broker: stopped");
+  EXPECT_GE(broker_stop, 0) << daemons_->BrokerLog();
+  EXPECT_LT(broker_stop, 4) << daemons_->BrokerLog();
+  std::cerr << "stalled client: launcher stopped in " << launcher_stop << " s, broker in "
+            << broker_stop << " s\n";
+}
+
 TEST_F(ClientTest, AStalledClientDoesNotHoldUpOtherSessionsEvents) {
   StartDaemons();
   proxy::testing::HttpOrigin origin;
