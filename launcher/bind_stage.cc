@@ -125,10 +125,11 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
 absl::StatusOr<std::string> BindStage::Clone(const std::string& field, const std::string& path,
                                              int opened, const std::string& name,
                                              bool directory) {
-  // The clone is of the object opened, whatever the path names by now.
+  // The clone is of the object opened, whatever the path names by now. Not recursive: a
+  // mount inside a bound tree (a bind of the launcher's socket dir, say) would come along
+  // unchecked; the sandbox sees the directory beneath it instead.
   UniqueFd tree(static_cast<int>(syscall(SYS_open_tree, opened, "",
-                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                             AT_RECURSIVE)));
+                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)));
   if (!tree.valid()) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": cannot clone the mount of '", path, "': ", strerror(errno)));
@@ -137,8 +138,7 @@ absl::StatusOr<std::string> BindStage::Clone(const std::string& field, const std
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_IDMAP;
     attr.userns_fd = static_cast<uint64_t>(options_.idmap_userns_fd);
-    if (syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
-                sizeof(attr)) != 0) {
+    if (syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
       const int err = errno;
       struct statfs fs {};
       fstatfs(opened, &fs);

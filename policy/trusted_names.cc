@@ -126,6 +126,27 @@ const std::vector<TrustedName>& StandardTrustedNames() {
       {".config/i3/**", "window manager exec"}, {".config/sway/**", "window manager exec"},
       {".config/hypr/**", "window manager exec"}, {".config/openbox/**", "autostart"},
       {".config/labwc/**", "autostart"}, {".nvm/**", "sourced by shell rc"},
+      // Version-manager shims and tool bin dirs on PATH, and caches of code that runs.
+      {".pyenv/shims/**", "on PATH"}, {".pyenv/versions/*/bin/**", "on PATH via shims"},
+      {".rbenv/shims/**", "on PATH"}, {".asdf/shims/**", "on PATH"},
+      {".volta/bin/**", "on PATH"}, {".local/share/pnpm/**", "on PATH"},
+      {".local/share/mise/shims/**", "on PATH"}, {".npm-global/bin/**", "on PATH"},
+      {".yarn/bin/**", "on PATH"}, {".sdkman/candidates/**", "on PATH"},
+      {".dotnet/tools/**", "on PATH"}, {".ghcup/bin/**", "on PATH"},
+      {".nix-profile/**", "on PATH"}, {".krew/bin/**", "on PATH"},
+      {".rustup/toolchains/*/bin/**", "cargo and rustc"},
+      {".cache/pre-commit/**", "hook code pre-commit runs for every repository"},
+      {".cache/node/corepack/**", "the package managers corepack launches"},
+      {".npm/_npx/**", "what npx runs"},
+      {".yarn/releases/**", "the yarn a project's yarnPath runs"},
+      {".yarn/plugins/**", "yarn plugins"},
+      // Git hook managers: the installed hook runs what these name (husky v9's .husky/_/h
+      // runs .husky/<hook>; pre-commit and lefthook run local commands from their config).
+      {".husky/**", "husky hooks"}, {".config/husky/**", "husky's init.sh"},
+      {".pre-commit-config.yaml", "pre-commit runs its local hooks"},
+      {"lefthook.yml", "lefthook"}, {".lefthook.yml", "lefthook"},
+      {"lefthook-local.yml", "lefthook"}, {".lefthook-local.yml", "lefthook"},
+      {".simple-git-hooks.json", "simple-git-hooks"}, {".simple-git-hooks.js", "simple-git-hooks"},
       {"Library/LaunchAgents/**", "macOS launchd agents"},
       // direnv, editors and agents.
       {".envrc", "direnv runs it on cd"},

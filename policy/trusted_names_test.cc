@@ -79,7 +79,7 @@ TEST(TrustedNameRules, MatchBeneathCatchesNamesThatMakeTheirContentsTrusted) {
   EXPECT_TRUE(rules.MatchBeneath("/w/repo/.git/worktrees/wt").has_value());
   EXPECT_FALSE(rules.MatchBeneath("/w/src").has_value());
   EXPECT_FALSE(rules.MatchBeneath("/w/repo/.git/objects").has_value());
-  EXPECT_FALSE(rules.MatchBeneath("/w/build/.cache").has_value());
+  EXPECT_FALSE(rules.MatchBeneath("/w/build/out").has_value());
 }
 
 TEST(TrustedNameRules, BadRulesAreRefusedNamingTheField) {

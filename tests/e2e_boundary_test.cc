@@ -450,6 +450,25 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
   EXPECT_EQ(ReadFile(work_ + "/co*py/file"), "c\n");
 }
 
+// A mount inside a bound tree (here a bind of the daemons' socket directory) does not come
+// along: the sandbox sees the directory beneath it.
+TEST(Submounts, AMountInsideABoundTreeIsNotCarriedIn) {
+  auto d = Daemons::Start();
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  ASSERT_EQ(mkdir((work + "/sub").c_str(), 0755), 0);
+  ASSERT_EQ(RunProgram({"mount", "--bind", (*d)->dir(), work + "/sub"}).exit_code, 0);
+  ProgramResult r = (*d)->Sandboxctl(
+      {"run", "--json", "--", "sh", "-c",
+       "echo x > sub/planted; socat -u UNIX-CONNECT:sub/launcher.sock - </dev/null; "
+       "echo connect=$?"},
+      work);
+  RunProgram({"umount", work + "/sub"});
+  EXPECT_FALSE(PathExists((*d)->dir() + "/planted"));
+  EXPECT_FALSE(absl::StrContains(JsonStdout(r.out), "connect=0")) << JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "connect=")) << r.out << r.err;
+}
+
 // A run that fails before the command starts says so, with bwrap's own words, and is not
 // reported as the create guard's death.
 TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
