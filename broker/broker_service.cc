@@ -47,7 +47,8 @@ void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::str
 // What every run of the session hands the launcher's create guard.
 std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
                                                 const policy::FilenamePolicyDecision& filenames,
-                                                const std::vector<std::string>& home_dirs) {
+                                                const std::vector<std::string>& home_dirs,
+                                                const policy::DenyPaths& deny) {
   if (!filenames.create_guard) return std::nullopt;
   v1::CreateGuardPlan plan;
   for (const std::string& pattern : filenames.create_guard_patterns) {
@@ -63,6 +64,8 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
       plan.add_protected_paths(absl::StrCat(home, "/", name.rule));
     }
   }
+  // What the bound repositories' git configs name (a core.hooksPath that git clean removed).
+  for (const std::string& path : deny.creation_denied) plan.add_protected_paths(path);
   return plan;
 }
 
@@ -173,8 +176,10 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
                       : "proxies on, networkEnabled=false: every connection is refused";
   }
   SetDetail(*handle, "egress", egress_note);
+  std::optional<v1::CreateGuardPlan> guard_plan =
+      GuardPlanFor(spec, *filenames, home_dirs_, deny);
   if (absl::Status created =
-          sessions_.Create(spec, *handle, std::move(deny), GuardPlanFor(spec, *filenames, home_dirs_));
+          sessions_.Create(spec, *handle, std::move(deny), std::move(guard_plan));
       !created.ok()) {
     if (started_egress) egress_.Stop(spec.session_id());  // ours: Start refuses a second set
     return ToGrpc(created);

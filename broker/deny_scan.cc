@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <glob.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -15,6 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "policy/filename_patterns.h"
 #include "policy/git_config_paths.h"
@@ -99,6 +103,9 @@ class Walker {
                                                : DT_REG;
         }
         const bool is_dir = type == DT_DIR;
+        // What a git config makes git run (hooksPath such as husky's .husky/_, includes,
+        // filter and diff programs, an fsmonitor script) is as trusted as .git/hooks.
+        if (writable && type == DT_REG) ScanConfigEntry(dir, name, path);
         if (secret_names_.count(name) > 0 || home_secrets_.Match(path).has_value()) {
           scan_.secrets.push_back(path);
           continue;  // hidden whole
@@ -120,17 +127,9 @@ class Walker {
               rule.has_value() && creation_only_.count(*rule) == 0 &&
               !(is_dir && files_only_.count(*rule) > 0)) {
             scan_.deny_write.push_back(path);
+            // .git/hooks/pre-commit -> ../../scripts/pre-commit: the target runs too.
+            if (is_dir) ProtectLinkTargets(path);
             continue;  // read-only whole
-          }
-        }
-        // What an existing repository's config makes git run (core.hooksPath = .husky/_,
-        // include.path, an fsmonitor script) is as trusted as .git/hooks.
-        if (is_dir && name == ".git" && writable) {
-          for (const char* file : {"/config", "/config.worktree"}) {
-            for (std::string& target :
-                 policy::GitConfigProgramPaths(ReadText(path + file), dir, path)) {
-              if (Exists(target)) scan_.deny_write.push_back(std::move(target));
-            }
           }
         }
         // Git's object store and refs are large and hold nothing the host runs; other mounts
@@ -145,7 +144,98 @@ class Walker {
     return absl::OkStatus();
   }
 
+ // The repository that encloses a bound directory (only a subdirectory of it is bound)
+  // configures git for it too.
+  void ScanEnclosingRepository(const std::string& root) {
+    for (std::string dir = Parent(root); dir != "/"; dir = Parent(dir)) {
+      struct stat st;
+      if (lstat((dir + "/.git").c_str(), &st) != 0) continue;
+      if (S_ISDIR(st.st_mode)) {
+        for (const char* file : {"/.git/config", "/.git/config.worktree"}) {
+          ScanGitConfig(dir + file, dir, 0);
+        }
+      }
+      return;
+    }
+  }
+
  private:
+  static std::string Parent(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+  }
+
+  std::string Home() const {
+    return request_.home_dirs.empty() ? std::string() : request_.home_dirs[0];
+  }
+
+  // What `path` names is read-only where it exists and may not be created where it does not.
+  void Protect(const std::string& path) {
+    if (Exists(path)) scan_.deny_write.push_back(path);
+    scan_.creation_denied.push_back(path);
+  }
+
+  // Symlinks directly inside a protected directory: their targets are what runs.
+  void ProtectLinkTargets(const std::string& dir) {
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return;
+    int budget = 1000;
+    while (dirent* entry = readdir(d)) {
+      if (--budget < 0) break;
+      const std::string path = absl::StrCat(dir, "/", entry->d_name);
+      struct stat st;
+      if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) continue;
+      char target[PATH_MAX];
+      if (realpath(path.c_str(), target) != nullptr) Protect(target);
+    }
+    closedir(d);
+  }
+
+  // One git config and what it includes, recursively.
+  void ScanGitConfig(const std::string& file, const std::string& worktree, int depth) {
+    if (depth > 8 || !configs_seen_.insert(file).second) return;
+    const std::string text = ReadText(file);
+    if (text.empty()) return;
+    std::string home = Home();
+    const policy::GitConfigPaths found =
+        policy::GitConfigProgramPaths(text, worktree, Parent(file), home);
+    for (const std::string& program : found.programs) {
+      Protect(program);
+      struct stat st;
+      if (stat(program.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) ProtectLinkTargets(program);
+    }
+    for (const std::string& include : found.includes) {
+      Protect(include);
+      ScanGitConfig(include, worktree, depth + 1);
+    }
+  }
+
+  // `dir/name` is a regular file: a git config? Then of which worktree.
+  void ScanConfigEntry(const std::string& dir, const std::string& name, const std::string& path) {
+    if (name == ".gitconfig") {
+      ScanGitConfig(path, "", 0);  // user-level: relative programs depend on the repository
+      return;
+    }
+    if (name == "config" && absl::EndsWith(dir, "/.config/git")) {
+      ScanGitConfig(path, "", 0);
+      return;
+    }
+    if (name != "config" && name != "config.worktree") return;
+    if (absl::EndsWith(dir, "/.git")) {
+      ScanGitConfig(path, Parent(dir), 0);
+    } else if (const size_t at = dir.find("/.git/modules/"); at != std::string::npos) {
+      // .git/modules/a/modules/b is the submodule at a/b of the top-level worktree.
+      std::string rel = dir.substr(at + std::string("/.git/modules/").size());
+      rel = absl::StrReplaceAll(rel, {{"/modules/", "/"}});
+      ScanGitConfig(path, absl::StrCat(dir.substr(0, at), "/", rel), 0);
+    } else if (const size_t wt = dir.find("/.git/worktrees/"); wt != std::string::npos) {
+      std::string gitdir(absl::StripAsciiWhitespace(ReadText(dir + "/gitdir")));
+      if (!gitdir.empty() && gitdir[0] == '/') ScanGitConfig(path, Parent(gitdir), 0);
+    } else if (absl::EndsWith(dir, ".git") && Exists(dir + "/HEAD")) {
+      ScanGitConfig(path, dir, 0);  // a bare repository
+    }
+  }
+
   bool InRunnerState(const std::string& path) const {
     for (const std::string& dir : request_.runner_state_dirs) {
       if (policy::IsUnderOrEqual(path, dir)) return true;
@@ -163,6 +253,7 @@ class Walker {
   std::set<std::string> files_only_;
   std::set<std::string> mount_roots_;
   std::set<std::string> connectable_;
+  std::set<std::string> configs_seen_;
   size_t entries_ = 0;
 };
 
@@ -197,6 +288,9 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
   if (!home_secrets.ok()) return home_secrets.status();
   Walker walker(request, scan, std::move(patterns), *std::move(trusted), *std::move(home_secrets));
   for (const v1::PlanMount& mount : request.mounts) {
+    if (!mount.read_only()) walker.ScanEnclosingRepository(mount.host_path());
+  }
+  for (const v1::PlanMount& mount : request.mounts) {
     struct stat st;
     if (stat(mount.host_path().c_str(), &st) == 0) {
       scan.bind_ids[mount.host_path()] = {static_cast<uint64_t>(st.st_dev),
@@ -214,6 +308,8 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
   // Independent of the order readdir returned entries in.
   std::sort(scan.secrets.begin(), scan.secrets.end());
   std::sort(scan.deny_write.begin(), scan.deny_write.end());
+  scan.deny_write.erase(std::unique(scan.deny_write.begin(), scan.deny_write.end()),
+                        scan.deny_write.end());
   return scan;
 }
 

@@ -66,7 +66,8 @@ DenyPaths ResolveDenyPaths(const DenyScan& scan, const PathResolver& resolver) {
   read.insert(read.end(), scan.system_secrets.begin(), scan.system_secrets.end());
   std::vector<std::string> write = scan.protected_paths;
   write.insert(write.end(), scan.deny_write.begin(), scan.deny_write.end());
-  return {AllSpellings(read, resolver), AllSpellings(write, resolver), scan.bind_ids};
+  return {AllSpellings(read, resolver), AllSpellings(write, resolver), scan.bind_ids,
+          AllSpellings(scan.creation_denied, resolver)};
 }
 
 const std::vector<std::string>& StandardFilenameDenyPatterns() {

@@ -43,12 +43,15 @@ struct DenyScan {
   std::vector<std::string> system_secrets;   // SystemSecretPaths with globs expanded
   std::vector<std::string> home_dirs;        // the user's home directories
   std::map<std::string, FileIdentity> bind_ids;  // each scanned mount's root, as resolved
+  // Paths no new name may be created at or beneath (what git configs name, existing or not).
+  std::vector<std::string> creation_denied;
 };
 
 struct DenyPaths {
   std::vector<std::string> read;   // hidden inside
   std::vector<std::string> write;  // read-only and pinned inside
   std::map<std::string, FileIdentity> bind_ids;  // host path of each mount -> at Launch
+  std::vector<std::string> creation_denied;      // refused at creation (both spellings)
 };
 
 class PathResolver;

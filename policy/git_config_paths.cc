@@ -1,5 +1,6 @@
 #include "policy/git_config_paths.h"
 
+#include <set>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -51,16 +52,19 @@ std::string Unquote(absl::string_view value) {
 
 }  // namespace
 
-std::vector<std::string> GitConfigProgramPaths(absl::string_view config_text,
-                                               absl::string_view worktree,
-                                               absl::string_view config_dir) {
-  std::vector<std::string> paths;
-  std::string section;  // "core", "include", "includeif"
+GitConfigPaths GitConfigProgramPaths(absl::string_view config_text, absl::string_view worktree,
+                                     absl::string_view config_dir, absl::string_view home) {
+  // Keys whose value is a program git runs, by their last name component.
+  static const auto* kProgramKeys = new std::set<std::string>{
+      "fsmonitor", "sshcommand", "editor", "pager", "askpass", "clean", "smudge", "process",
+      "textconv", "command", "external", "driver", "helper", "program", "packobjectshook"};
+  GitConfigPaths found;
+  std::string section;  // "core", "include", "includeif", "alias" ...
   for (absl::string_view line : absl::StrSplit(config_text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line[0] == '[') {
-      const size_t end = line.find_first_of(" \t\"]", 1);
+      const size_t end = line.find_first_of(" \t\"].", 1);
       section = absl::AsciiStrToLower(line.substr(1, end == absl::string_view::npos ? 0 : end - 1));
       // `[core] hooksPath = x` may follow the header on the same line.
       const size_t close = line.find(']');
@@ -71,21 +75,37 @@ std::vector<std::string> GitConfigProgramPaths(absl::string_view config_text,
     const size_t eq = line.find('=');
     if (eq == absl::string_view::npos) continue;
     const std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line.substr(0, eq)));
-    const std::string value = Unquote(line.substr(eq + 1));
-    if (value.empty() || absl::StartsWith(value, "~")) continue;
-    std::string path;
-    if (section == "core" && key == "hookspath") {
-      path = Absolute(worktree, value);
-    } else if ((section == "include" || section == "includeif") && key == "path") {
-      path = Absolute(config_dir, value);
-    } else if (section == "core" && key == "fsmonitor" &&
-               value.find_first_of(" \t") == std::string::npos &&
-               value.find('/') != std::string::npos) {
-      path = Absolute(worktree, value);  // a script, not "true" or a command line
+    std::string value = Unquote(line.substr(eq + 1));
+    if (value.empty()) continue;
+    auto resolve = [&](absl::string_view base, std::string v) -> std::string {
+      if (absl::StartsWith(v, "~/")) {
+        if (home.empty()) return "";
+        v = absl::StrCat(home, v.substr(1));
+      } else if (absl::StartsWith(v, "~")) {
+        return "";  // another user's home
+      }
+      if (v[0] != '/' && base.empty()) return "";
+      const std::string path = Absolute(base, v);
+      return path == "/" ? "" : path;
+    };
+    if ((section == "include" || section == "includeif") && key == "path") {
+      if (std::string p = resolve(config_dir, value); !p.empty()) found.includes.push_back(p);
+      continue;
     }
-    if (!path.empty() && path != "/") paths.push_back(path);
+    if (section == "core" && key == "hookspath") {
+      if (std::string p = resolve(worktree, value); !p.empty()) found.programs.push_back(p);
+      continue;
+    }
+    const bool alias = section == "alias" && absl::StartsWith(value, "!");
+    if (!alias && kProgramKeys->count(key) == 0) continue;
+    if (alias) value = value.substr(1);
+    // The program is the first word; it is a file of ours only when named by a path.
+    std::string program(absl::StripAsciiWhitespace(value));
+    program = program.substr(0, program.find_first_of(" \t"));
+    if (program.find('/') == std::string::npos || absl::StrContains(program, "://")) continue;
+    if (std::string p = resolve(worktree, program); !p.empty()) found.programs.push_back(p);
   }
-  return paths;
+  return found;
 }
 
 }  // namespace ccsandbox::policy

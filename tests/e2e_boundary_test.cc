@@ -414,6 +414,40 @@ TEST_P(BoundaryTest, BareRepositoriesMissingProtectedPathsAndTheLaunchersProgram
       << own.err;
 }
 
+// Second red-team pass: what git configs name, wherever the config lives.
+TEST_P(BoundaryTest, WhatGitConfigsNameIsOutOfReach) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat(
+           "set -e; cd ", work_, "; git init -q r; cd r;",
+           "git config core.hooksPath .githooks;",                      // missing at Launch
+           "git config include.path ../inc1.cfg;",
+           "printf '[include]\\n\\tpath = inc2.cfg\\n' > .git/../inc1.cfg;",
+           "printf '[core]\\n\\tpager = less\\n' > inc2.cfg;",       // level two
+           "git config filter.x.clean ./tools/clean.sh; mkdir -p tools scripts sub/hooks;",
+           "echo 'cat' > tools/clean.sh; echo '#!/bin/sh' > scripts/pre-commit;",
+           "ln -s ../../scripts/pre-commit .git/hooks/pre-commit;",     // hook symlinked out
+           "echo '#!/bin/sh' > sub/hooks/post-commit")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  ProgramResult r = Run(
+      "cd r; mkdir .githooks; echo mk=$?; echo x >> inc2.cfg; echo inc2=$?;"
+      "echo x >> tools/clean.sh; echo filter=$?; echo x >> scripts/pre-commit; echo link=$?");
+  const std::string out = JsonStdout(r.out);
+  for (const char* refused : {"mk=1", "inc2=1", "filter=1", "link=1"}) {
+    EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;
+  }
+  EXPECT_FALSE(Exists(work_ + "/r/.githooks"));
+  // Only a subdirectory of the repository is bound: its config still applies to it.
+  ProgramResult conf = RunProgram(
+      {"git", "-c", "safe.directory=*", "-C", work_ + "/r", "config", "core.hooksPath",
+       "sub/hooks"});
+  ASSERT_EQ(conf.exit_code, 0) << conf.err;
+  ProgramResult sub = Run("echo x >> hooks/post-commit; echo enclosed=$?",
+                          BindSpec(work_ + "/r/sub"));
+  EXPECT_TRUE(absl::StrContains(JsonStdout(sub.out), "enclosed=1")) << JsonStdout(sub.out);
+}
+
 // What exists at Launch is read-only wherever it is, and a protected path with glob
 // characters in its name protects the literal directory.
 TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
