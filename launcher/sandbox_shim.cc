@@ -13,9 +13,11 @@
 // to the launcher over FD). The shim itself stays outside both layers: it only bridges.
 // If the guard cannot be applied the command is not run (exit 126).
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,6 +85,9 @@ int Main(int argc, char** argv) {
         _exit(126);
       }
     }
+    // The bridge's listening sockets stay the bridge's: a command holding them could accept
+    // the connections meant for the proxies.
+    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
     execvp(argv[i], argv + i);
     fprintf(stderr, "sandbox_shim: cannot run %s: %s\n", argv[i], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);

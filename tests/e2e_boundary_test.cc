@@ -145,6 +145,13 @@ TEST_P(BoundaryTest, TheHostUidOfARunningCommandIsUnprivileged) {
   EXPECT_EQ(uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
 }
 
+// The command holds nothing but its stdio: not the bridge's listening sockets, not the
+// create guard's channel.
+TEST_P(BoundaryTest, TheCommandInheritsOnlyItsStdio) {
+  ProgramResult r = Run("ls /proc/self/fd | sort -n | tr '\\n' ' '");
+  EXPECT_EQ(JsonStdout(r.out), "0 1 2 3 ") << JsonStdout(r.out) << r.err;  // 3: ls's own dir
+}
+
 TEST_P(BoundaryTest, KernelTunablesAndSysrqAreReadOnly) {
   const std::string before = ReadFile("/proc/sys/kernel/core_pattern");
   ProgramResult r = Run(
