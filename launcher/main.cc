@@ -31,6 +31,7 @@
 #include "launcher/peer_listener.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/bwrap_argv.h"
+#include "policy/paths.h"
 #include "proto/grpc_limits.h"
 #include "spdlog/spdlog.h"
 
@@ -131,6 +132,19 @@ int Main(int argc, char** argv) {
     if (char resolved[PATH_MAX]; !program.empty() && realpath(program.c_str(), resolved)) {
       const std::string path(resolved);
       config.own_dirs.push_back(path.substr(0, std::max<size_t>(path.rfind('/'), 1)));
+    }
+  }
+  // Each run covers the socket directory with its staging tmpfs (in its own mount namespace):
+  // it must hold nothing a sandbox is built from.
+  std::vector<std::string> built_from = config.own_dirs;
+  built_from.insert(built_from.end(), config.system_ro_dirs.begin(), config.system_ro_dirs.end());
+  for (const std::string& dir : built_from) {
+    if (config.socket_dir == "/" || policy::IsUnderOrEqual(dir, config.socket_dir) ||
+        policy::IsUnderOrEqual(config.socket_dir, dir)) {
+      spdlog::critical("--socket: its directory '{}' overlaps '{}', which sandboxes are built "
+                       "from; put the socket in a directory of its own (e.g. /run/ccsandbox)",
+                       config.socket_dir, dir);
+      return 2;
     }
   }
   config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
