@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -103,6 +104,13 @@ class Walker {
                                                : DT_REG;
         }
         const bool is_dir = type == DT_DIR;
+        // A second name of a protected file would write its content all the same.
+        if (writable && type == DT_REG) {
+          struct stat st;
+          if (lstat(path.c_str(), &st) == 0 && st.st_nlink > 1) {
+            links_[{st.st_dev, st.st_ino}].push_back(path);
+          }
+        }
         // What a git config makes git run (hooksPath such as husky's .husky/_, includes,
         // filter and diff programs, an fsmonitor script) is as trusted as .git/hooks.
         if (writable && type == DT_REG) ScanConfigEntry(dir, name, path);
@@ -142,6 +150,21 @@ class Walker {
       closedir(d);
     }
     return absl::OkStatus();
+  }
+
+ // Every other name (hard link) of a protected regular file is protected too.
+  void ProtectHardLinks() {
+    std::vector<std::string> more;
+    for (const std::string& path : scan_.deny_write) {
+      struct stat st;
+      if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2) continue;
+      auto it = links_.find({st.st_dev, st.st_ino});
+      if (it == links_.end()) continue;
+      for (const std::string& other : it->second) {
+        if (other != path) more.push_back(other);
+      }
+    }
+    scan_.deny_write.insert(scan_.deny_write.end(), more.begin(), more.end());
   }
 
  // The repository that encloses a bound directory (only a subdirectory of it is bound)
@@ -254,6 +277,7 @@ class Walker {
   std::set<std::string> mount_roots_;
   std::set<std::string> connectable_;
   std::set<std::string> configs_seen_;
+  std::map<std::pair<dev_t, ino_t>, std::vector<std::string>> links_;  // files with nlink > 1
   size_t entries_ = 0;
 };
 
@@ -305,6 +329,7 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
       if (Exists(path)) scan.deny_write.push_back(path);
     }
   }
+  walker.ProtectHardLinks();
   // Independent of the order readdir returned entries in.
   std::sort(scan.secrets.begin(), scan.secrets.end());
   std::sort(scan.deny_write.begin(), scan.deny_write.end());

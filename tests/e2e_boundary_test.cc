@@ -455,6 +455,16 @@ TEST_P(BoundaryTest, WhatGitConfigsNameIsOutOfReach) {
   EXPECT_TRUE(absl::StrContains(JsonStdout(sub.out), "enclosed=1")) << JsonStdout(sub.out);
 }
 
+// A protected file's other name (a hard link made before Launch) writes the same content.
+TEST_P(BoundaryTest, AHardLinkToAProtectedFileIsReadOnlyToo) {
+  WriteFile(work_ + "/.bashrc", "# rc\n");
+  ASSERT_EQ(link((work_ + "/.bashrc").c_str(), (work_ + "/notes.txt").c_str()), 0);
+  GiveToCaller(work_);
+  ProgramResult r = Run("echo pwned >> notes.txt; echo rc=$?");
+  EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "rc=1")) << JsonStdout(r.out) << r.err;
+  EXPECT_EQ(ReadFile(work_ + "/.bashrc"), "# rc\n");
+}
+
 // What exists at Launch is read-only wherever it is, and a protected path with glob
 // characters in its name protects the literal directory.
 TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
