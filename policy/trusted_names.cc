@@ -1,6 +1,10 @@
 #include "policy/trusted_names.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "policy/filename_patterns.h"
@@ -211,9 +215,41 @@ absl::StatusOr<TrustedNameRules> TrustedNameRules::Create(const std::vector<std:
   return TrustedNameRules(rules, std::move(components), std::move(unless));
 }
 
+TrustedNameRules::TrustedNameRules(std::vector<std::string> rules,
+                                   std::vector<std::vector<std::string>> components,
+                                   std::vector<std::vector<std::string>> unless)
+    : rules_(std::move(rules)), components_(std::move(components)), unless_(std::move(unless)) {
+  for (size_t r = 0; r < components_.size(); ++r) {
+    const std::string& first = components_[r][1];  // [0] is the leading "**"
+    if (first.find_first_of("*?[\\") == std::string::npos) {
+      by_first_name_[absl::AsciiStrToLower(first)].push_back(r);
+    } else {
+      std::string suffix = first.substr(first.rfind('*') + 1);
+      if (suffix.find_first_of("?[\\") != std::string::npos || first == "**") suffix.clear();
+      by_suffix_.emplace_back(absl::AsciiStrToLower(suffix), r);
+    }
+  }
+}
+
 std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const {
   const std::vector<absl::string_view> parts = Components(path);
-  for (size_t r = 0; r < components_.size(); ++r) {
+  std::vector<size_t> candidates;
+  std::string lower;
+  for (absl::string_view part : parts) {
+    lower.assign(part.data(), part.size());
+    absl::AsciiStrToLower(&lower);
+    auto it = by_first_name_.find(lower);
+    if (it != by_first_name_.end()) {
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+    for (const auto& [suffix, r] : by_suffix_) {
+      if (absl::EndsWith(lower, suffix)) candidates.push_back(r);
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  std::sort(candidates.begin(), candidates.end());  // the first rule in order wins
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (size_t r : candidates) {
     if (MatchFrom(components_[r], 0, parts, 0) &&
         (unless_[r].empty() || !MatchFrom(unless_[r], 0, parts, 0))) {
       return rules_[r];

@@ -23,6 +23,7 @@
 #ifndef CCSANDBOX_POLICY_TRUSTED_NAMES_H_
 #define CCSANDBOX_POLICY_TRUSTED_NAMES_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,11 +71,17 @@ class TrustedNameRules {
  private:
   TrustedNameRules(std::vector<std::string> rules,
                    std::vector<std::vector<std::string>> components,
-                   std::vector<std::vector<std::string>> unless)
-      : rules_(std::move(rules)), components_(std::move(components)), unless_(std::move(unless)) {}
+                   std::vector<std::vector<std::string>> unless);
   std::vector<std::string> rules_;
   std::vector<std::vector<std::string>> components_;  // each prefixed with "**"
   std::vector<std::vector<std::string>> unless_;      // empty: no exception
+  // The deny scan matches every entry of a tree: a rule whose first component is a literal
+  // name can only match a path that has a component of that name (ASCII case folded), so
+  // only those rules are tried. Rules starting with a glob are always tried.
+  std::map<std::string, std::vector<size_t>> by_first_name_;
+  // Rules whose first component is a glob: tried when a component ends with the literal
+  // text after its last '*' ("*.git" -> ".git"; "" = always).
+  std::vector<std::pair<std::string, size_t>> by_suffix_;
 };
 
 }  // namespace ccsandbox::policy
