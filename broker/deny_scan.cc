@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "policy/filename_patterns.h"
 #include "policy/git_config_paths.h"
+#include "launcher/unique_fd.h"
 #include "policy/paths.h"
 #include "policy/trusted_names.h"
 
@@ -49,13 +50,25 @@ bool Exists(const std::string& path) {
 }
 
 // At most 1 MiB of a small text file; "" when it cannot be read.
+// Only regular files: a FIFO planted where a config is expected would block the scan.
 std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::string text(1 << 20, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  launcher::UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  std::string text(std::min<size_t>(static_cast<size_t>(st.st_size), 1 << 20), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = read(fd.get(), text.data() + got, text.size() - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
   return text;
 }
+
+// Deeper trees are refused: every entry's matching costs its depth, and a command can build
+// a deep chain to make the next Launch spin.
+constexpr int kMaxScanDepth = 256;
 
 class Walker {
  public:
@@ -81,8 +94,22 @@ class Walker {
     while (!stack.empty()) {
       const std::string dir = std::move(stack.back());
       stack.pop_back();
+      if (policy::PathDepth(dir) > kMaxScanDepth) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "bindMounts: a directory under the bound trees is more than ", kMaxScanDepth,
+            " levels deep; refusing rather than scanning it for secrets and deny-write paths"));
+      }
       DIR* d = opendir(dir.c_str());
-      if (d == nullptr) continue;  // unreadable to us is unreadable to the command too
+      if (d == nullptr) {
+        // Unreadable to us is unreadable to the command too (it runs as us, or as less) —
+        // but a path we cannot even name, the command still reaches by relative steps.
+        if (errno == ENAMETOOLONG) {
+          return absl::ResourceExhaustedError(
+              "bindMounts: a directory under the bound trees has a path longer than PATH_MAX; "
+              "refusing rather than leaving it unscanned");
+        }
+        continue;
+      }
       const bool in_git = absl::StrContains(absl::StrCat(dir, "/"), "/.git/");
       while (dirent* entry = readdir(d)) {
         const std::string name = entry->d_name;
@@ -113,7 +140,10 @@ class Walker {
         }
         // What a git config makes git run (hooksPath such as husky's .husky/_, includes,
         // filter and diff programs, an fsmonitor script) is as trusted as .git/hooks.
-        if (writable && type == DT_REG) ScanConfigEntry(dir, name, path);
+        if (writable && type == DT_REG) {
+          ScanConfigEntry(dir, name, path);
+          if (name == ".git") ScanGitDirPointer(dir, path);
+        }
         if (secret_names_.count(name) > 0 || home_secrets_.Match(path).has_value()) {
           scan_.secrets.push_back(path);
           continue;  // hidden whole
@@ -194,7 +224,11 @@ class Walker {
 
   // What `path` names is read-only where it exists and may not be created where it does not.
   void Protect(const std::string& path) {
-    if (Exists(path)) scan_.deny_write.push_back(path);
+    struct stat st;
+    // Only what can hold content is bound read-only (a FIFO named as an include is not).
+    if (lstat(path.c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+      scan_.deny_write.push_back(path);
+    }
     scan_.creation_denied.push_back(path);
   }
 
@@ -231,6 +265,28 @@ class Walker {
       Protect(include);
       ScanGitConfig(include, worktree, depth + 1);
     }
+  }
+
+  // A `.git` file ("gitdir: X", git init --separate-git-dir, a linked worktree): X is the
+  // repository's git directory wherever it lives, and as trusted as a .git directory.
+  void ScanGitDirPointer(const std::string& worktree, const std::string& file) {
+    const std::string content = ReadText(file);
+    absl::string_view text = absl::StripAsciiWhitespace(content);
+    if (!absl::ConsumePrefix(&text, "gitdir:")) return;
+    std::string gitdir(absl::StripAsciiWhitespace(text));
+    if (gitdir.empty()) return;
+    if (gitdir[0] != '/') gitdir = absl::StrCat(worktree, "/", gitdir);
+    char resolved[PATH_MAX];
+    if (realpath(gitdir.c_str(), resolved) == nullptr) return;
+    const std::string dir = resolved;
+    if (absl::EndsWith(dir, "/.git") || absl::StrContains(dir, "/.git/")) return;  // walked
+    for (const char* name : {"/config", "/config.worktree", "/commondir", "/hooks",
+                             "/info/attributes"}) {
+      Protect(dir + name);
+    }
+    ScanGitConfig(dir + "/config", worktree, 0);
+    ScanGitConfig(dir + "/config.worktree", worktree, 0);
+    ProtectLinkTargets(dir + "/hooks");
   }
 
   // `dir/name` is a regular file: a git config? Then of which worktree.

@@ -94,6 +94,7 @@ const std::vector<TrustedName>& StandardTrustedNames() {
       {"HEAD", "a HEAD file makes its directory a bare repository whose config git runs", false,
        false, ".git/**"},
       {"*.git/config", "a bare repository's config"},
+      {"*.git/config.worktree", "a bare repository's worktree config"},
       {"*.git/commondir", "a bare repository's pointer to another"},
       {"*.git/hooks/**", "a bare repository's hooks"},
       {".hg/hgrc", "Mercurial repository hooks"}, {".hgrc", "Mercurial hooks"},

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -463,6 +464,36 @@ TEST_P(BoundaryTest, AHardLinkToAProtectedFileIsReadOnlyToo) {
   ProgramResult r = Run("echo pwned >> notes.txt; echo rc=$?");
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "rc=1")) << JsonStdout(r.out) << r.err;
   EXPECT_EQ(ReadFile(work_ + "/.bashrc"), "# rc\n");
+}
+
+// Third red-team pass: a git directory elsewhere in the bind (git init --separate-git-dir),
+// a FIFO where a config is expected, a tree too deep to scan.
+TEST_P(BoundaryTest, SeparateGitDirsFifosAndDeepTrees) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("set -e; cd ", work_,
+                    "; git init -q --separate-git-dir=", work_, "/sep/gd ", work_, "/sep/wt;",
+                    "mkfifo ff; git init -q fifo; mkdir -p fifo/.git/x.git;",
+                    "echo 'ref: refs/heads/main' > fifo/.git/x.git/HEAD;",
+                    "printf '[include]\\n\\tpath = ", work_, "/ff\\n' > fifo/.git/x.git/config")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  const auto start = std::chrono::steady_clock::now();
+  ProgramResult r = Run(
+      "printf '[core]\\n\\tfsmonitor = /tmp/x.sh\\n' >> sep/gd/config; echo config=$?;"
+      "echo x > sep/gd/hooks/post-checkout; echo hook=$?");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // no hang
+  const std::string out = JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "config=1")) << out << r.err;
+  EXPECT_TRUE(absl::StrContains(out, "hook=1")) << out;
+  EXPECT_FALSE(Exists(work_ + "/sep/gd/hooks/post-checkout"));
+  // 300 levels: refused at Launch, not scanned for minutes.
+  std::string deep = work_ + "/deep";
+  for (int i = 0; i < 300; ++i) deep += "/d";
+  ASSERT_EQ(RunProgram({"mkdir", "-p", deep}).exit_code, 0);
+  ProgramResult refused = Run("echo RAN");
+  EXPECT_EQ(refused.exit_code, 125) << refused.out;
+  EXPECT_TRUE(absl::StrContains(refused.err, "levels deep")) << refused.err;
 }
 
 // What exists at Launch is read-only wherever it is, and a protected path with glob
