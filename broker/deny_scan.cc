@@ -200,7 +200,7 @@ class Walker {
  // The repository that encloses a bound directory (only a subdirectory of it is bound)
   // configures git for it too.
   void ScanEnclosingRepository(const std::string& root) {
-    for (std::string dir = Parent(root); dir != "/"; dir = Parent(dir)) {
+    for (std::string dir = policy::ParentPath(root); dir != "/"; dir = policy::ParentPath(dir)) {
       struct stat st;
       if (lstat((dir + "/.git").c_str(), &st) != 0) continue;
       if (S_ISDIR(st.st_mode)) {
@@ -213,11 +213,6 @@ class Walker {
   }
 
  private:
-  static std::string Parent(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
-  }
-
   std::string Home() const {
     return request_.home_dirs.empty() ? std::string() : request_.home_dirs[0];
   }
@@ -255,7 +250,7 @@ class Walker {
     if (text.empty()) return;
     std::string home = Home();
     const policy::GitConfigPaths found =
-        policy::GitConfigProgramPaths(text, worktree, Parent(file), home);
+        policy::GitConfigProgramPaths(text, worktree, policy::ParentPath(file), home);
     for (const std::string& program : found.programs) {
       Protect(program);
       struct stat st;
@@ -301,7 +296,7 @@ class Walker {
     }
     if (name != "config" && name != "config.worktree") return;
     if (absl::EndsWith(dir, "/.git")) {
-      ScanGitConfig(path, Parent(dir), 0);
+      ScanGitConfig(path, policy::ParentPath(dir), 0);
     } else if (const size_t at = dir.find("/.git/modules/"); at != std::string::npos) {
       // .git/modules/a/modules/b is the submodule at a/b of the top-level worktree.
       std::string rel = dir.substr(at + std::string("/.git/modules/").size());
@@ -309,7 +304,7 @@ class Walker {
       ScanGitConfig(path, absl::StrCat(dir.substr(0, at), "/", rel), 0);
     } else if (const size_t wt = dir.find("/.git/worktrees/"); wt != std::string::npos) {
       std::string gitdir(absl::StripAsciiWhitespace(ReadText(dir + "/gitdir")));
-      if (!gitdir.empty() && gitdir[0] == '/') ScanGitConfig(path, Parent(gitdir), 0);
+      if (!gitdir.empty() && gitdir[0] == '/') ScanGitConfig(path, policy::ParentPath(gitdir), 0);
     } else if (absl::EndsWith(dir, ".git") && Exists(dir + "/HEAD")) {
       ScanGitConfig(path, dir, 0);  // a bare repository
     }

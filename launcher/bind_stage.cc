@@ -14,7 +14,6 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "policy/egress_wiring.h"
 #include "policy/paths.h"
 
 namespace ccsandbox::launcher {

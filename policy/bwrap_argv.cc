@@ -42,15 +42,10 @@ class MountTable {
   std::vector<Mount> mounts_;
 };
 
-std::string Parent(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // True when a directory on the way to `path` is a symlink: bwrap would follow it, possibly
 // out of the sandbox's view. Such a spelling is left to its resolved twin.
 bool ThroughSymlink(const std::string& path, const HostView& host) {
-  for (std::string a = Parent(path); a != "/"; a = Parent(a)) {
+  for (std::string a = ParentPath(path); a != "/"; a = ParentPath(a)) {
     if (host.KindOf(a) == HostView::Kind::kSymlink) return true;
   }
   return false;
@@ -191,7 +186,7 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
     const std::string enclosing = mount->path;
     std::vector<std::string> ancestors;
-    for (std::string a = Parent(path); a.size() > enclosing.size(); a = Parent(a)) {
+    for (std::string a = ParentPath(path); a.size() > enclosing.size(); a = ParentPath(a)) {
       ancestors.push_back(a);
     }
     for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {

@@ -23,11 +23,6 @@ std::string Join(const std::string& dir, absl::string_view name) {
   return dir == "/" ? absl::StrCat("/", name) : absl::StrCat(dir, "/", name);
 }
 
-std::string Parent(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 void PushComponents(absl::string_view path, std::vector<std::string>* pending) {
   std::vector<absl::string_view> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending->emplace_back(*it);
@@ -66,7 +61,7 @@ class Resolver {
         continue;
       }
       if (comp == "..") {
-        cur = Parent(cur);  // an ancestor of an allowed directory is allowed (see Allowed)
+        cur = ParentPath(cur);  // an ancestor of an allowed directory is allowed (see Allowed)
         continue;
       }
       std::string candidate = Join(cur, comp);

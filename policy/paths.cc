@@ -30,6 +30,11 @@ bool IsUnderOrEqual(absl::string_view path, absl::string_view root) {
   return path.size() == root.size() || path[root.size()] == '/';
 }
 
+std::string ParentPath(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == absl::string_view::npos ? "/" : std::string(path.substr(0, slash));
+}
+
 int PathDepth(absl::string_view path) {
   if (path == "/") return 0;
   return static_cast<int>(std::count(path.begin(), path.end(), '/'));

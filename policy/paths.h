@@ -2,6 +2,8 @@
 #ifndef CCSANDBOX_POLICY_PATHS_H_
 #define CCSANDBOX_POLICY_PATHS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -13,6 +15,10 @@ absl::Status CheckNormalizedAbsolute(absl::string_view field, absl::string_view 
 
 // True when `path` equals `root` or lies below it (both normalised absolute paths).
 bool IsUnderOrEqual(absl::string_view path, absl::string_view root);
+
+// The directory holding `path` (a normalised absolute path): "/a/b" -> "/a", "/a" -> "/",
+// "/" -> "/".
+std::string ParentPath(absl::string_view path);
 
 // Number of components: "/" -> 0, "/a/b" -> 2.
 int PathDepth(absl::string_view path);

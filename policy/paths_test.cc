@@ -40,5 +40,12 @@ TEST(IsGlob, SeesStarAndQuestionMark) {
   EXPECT_FALSE(IsGlob("/a/b"));
 }
 
+TEST(ParentPath, Table) {
+  EXPECT_EQ(ParentPath("/a/b"), "/a");
+  EXPECT_EQ(ParentPath("/a"), "/");
+  EXPECT_EQ(ParentPath("/"), "/");
+  EXPECT_EQ(ParentPath("relative"), "/");
+}
+
 }  // namespace
 }  // namespace ccsandbox::policy
