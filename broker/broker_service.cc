@@ -11,15 +11,15 @@
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
 #include "broker/spec_paths.h"
-#include "launcher/real_host_view.h"
-#include "policy/deny_sets.h"
-#include "policy/egress_allowlist.h"
-#include "policy/filename_policy.h"
-#include "policy/input_limits.h"
-#include "policy/launch_plan.h"
-#include "policy/paths.h"
-#include "policy/trusted_names.h"
-#include "policy/spec_validation.h"
+#include "base/real_host_view.h"
+#include "policy/plan/deny_sets.h"
+#include "policy/egress/allowlist.h"
+#include "policy/plan/filename_policy.h"
+#include "policy/plan/input_limits.h"
+#include "policy/plan/launch_plan.h"
+#include "base/paths.h"
+#include "policy/plan/trusted_names.h"
+#include "policy/plan/spec_validation.h"
 #include "proto/grpc_limits.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -57,7 +57,7 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
   for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
   // A protected path that does not exist yet may not be created either.
   for (const std::string& path : spec.protected_paths()) {
-    if (!policy::IsGlob(path)) plan.add_protected_paths(path);
+    if (!IsGlob(path)) plan.add_protected_paths(path);
   }
   for (const std::string& home : home_dirs) {
     for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {
@@ -208,7 +208,7 @@ absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::Sand
                                      spec.connectable_sockets().end());
   absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
   if (!scan.ok()) return scan.status();
-  return policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+  return policy::ResolveDenyPaths(*scan, RealPathResolver());
 }
 
 CreateGuardState BrokerService::CurrentCreateGuard() {

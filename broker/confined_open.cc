@@ -76,7 +76,7 @@ absl::Status CheckRelative(absl::string_view relative) {
 
 }  // namespace
 
-absl::StatusOr<launcher::UniqueFd> OpenRoot(const std::string& path) {
+absl::StatusOr<UniqueFd> OpenRoot(const std::string& path) {
   int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -84,23 +84,23 @@ absl::StatusOr<launcher::UniqueFd> OpenRoot(const std::string& path) {
                          : absl::FailedPreconditionError(
                                absl::StrCat("cannot open root '", path, "': ", strerror(err)));
   }
-  return launcher::UniqueFd(fd);
+  return UniqueFd(fd);
 }
 
-absl::StatusOr<launcher::UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
+absl::StatusOr<UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
                                                 mode_t mode) {
   if (absl::Status s = CheckRelative(relative); !s.ok()) return s;
   const std::string path(relative);
   const int fd = Openat2(root_fd, path.c_str(), flags, mode);
   if (fd < 0) return FromErrno(-fd, relative);
-  return launcher::UniqueFd(fd);
+  return UniqueFd(fd);
 }
 
 absl::Status MakeDirsConfined(int root_fd, absl::string_view relative_dir, mode_t mode) {
   if (absl::Status s = CheckRelative(relative_dir); !s.ok()) return s;
   const int first = Openat2(root_fd, ".", O_PATH | O_DIRECTORY, 0);
   if (first < 0) return FromErrno(-first, ".");
-  launcher::UniqueFd dir(first);
+  UniqueFd dir(first);
   for (absl::string_view part : absl::StrSplit(relative_dir, '/', absl::SkipEmpty())) {
     if (part == ".") continue;
     if (part == "..") {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "launcher/real_host_view.h"
-#include "policy/path_confinement.h"
+#include "base/real_host_view.h"
+#include "policy/guardrails/path_confinement.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -29,7 +29,7 @@ class ConfinedOpen : public testing::Test {
     Mkdir("/outside");
     Write("/root/sub/file", "inside");
     Write("/outside/file", "secret");
-    absl::StatusOr<launcher::UniqueFd> root = OpenRoot(base_ + "/root");
+    absl::StatusOr<UniqueFd> root = OpenRoot(base_ + "/root");
     ASSERT_TRUE(root.ok()) << root.status();
     root_ = std::move(*root);
   }
@@ -51,11 +51,11 @@ class ConfinedOpen : public testing::Test {
   }
 
   std::string base_;
-  launcher::UniqueFd root_;
+  UniqueFd root_;
 };
 
 TEST_F(ConfinedOpen, OpensInsideAndFollowsSymlinksThatStayInside) {
-  absl::StatusOr<launcher::UniqueFd> fd = OpenConfined(root_.get(), "sub/file", O_RDONLY);
+  absl::StatusOr<UniqueFd> fd = OpenConfined(root_.get(), "sub/file", O_RDONLY);
   ASSERT_TRUE(fd.ok()) << fd.status();
   EXPECT_EQ(ReadAll(fd->get()), "inside");
   Symlink("sub", "/root/alias");
@@ -71,7 +71,7 @@ TEST_F(ConfinedOpen, KernelRefusesEveryEscape) {
   for (const char* path :
        {"../outside/file", "sub/../../outside/file", "abs/file", "rel", "magic"}) {
     for (int flags : {O_RDONLY, O_WRONLY | O_CREAT}) {
-      absl::StatusOr<launcher::UniqueFd> fd = OpenConfined(root_.get(), path, flags, 0600);
+      absl::StatusOr<UniqueFd> fd = OpenConfined(root_.get(), path, flags, 0600);
       EXPECT_EQ(fd.status().code(), StatusCode::kPermissionDenied) << path << ": " << fd.status();
     }
   }
@@ -81,7 +81,7 @@ TEST_F(ConfinedOpen, KernelRefusesEveryEscape) {
 }
 
 TEST_F(ConfinedOpen, MagicLinksAreRefused) {
-  absl::StatusOr<launcher::UniqueFd> proc = OpenRoot("/proc/self");
+  absl::StatusOr<UniqueFd> proc = OpenRoot("/proc/self");
   ASSERT_TRUE(proc.ok()) << proc.status();
   EXPECT_FALSE(OpenConfined(proc->get(), "root/etc/passwd", O_RDONLY).ok());
   EXPECT_FALSE(OpenConfined(proc->get(), "cwd", O_RDONLY | O_DIRECTORY).ok());
@@ -90,7 +90,7 @@ TEST_F(ConfinedOpen, MagicLinksAreRefused) {
 // The check passes, then the directory is swapped for a symlink to the outside before the
 // open: the open must fail, not follow it.
 TEST_F(ConfinedOpen, SymlinkSwappedInAfterTheCheckIsRefused) {
-  launcher::RealHostView view;
+  RealHostView view;
   std::vector<policy::ConfinementRoot> roots = {{base_ + "/root", true}};
   absl::StatusOr<policy::ConfinedPath> checked =
       policy::ConfinePath(view, roots, base_ + "/root", "sub/file", policy::PathIntent::kRead);
@@ -100,7 +100,7 @@ TEST_F(ConfinedOpen, SymlinkSwappedInAfterTheCheckIsRefused) {
   ASSERT_EQ(rename((base_ + "/root/sub").c_str(), (base_ + "/root/sub.old").c_str()), 0);
   Symlink(base_ + "/outside", "/root/sub");
 
-  absl::StatusOr<launcher::UniqueFd> fd = OpenConfined(root_.get(), checked->relative, O_RDONLY);
+  absl::StatusOr<UniqueFd> fd = OpenConfined(root_.get(), checked->relative, O_RDONLY);
   EXPECT_EQ(fd.status().code(), StatusCode::kPermissionDenied) << fd.status();
   // A relative symlink swapped in instead: refused too.
   ASSERT_EQ(unlink((base_ + "/root/sub").c_str()), 0);
@@ -117,7 +117,7 @@ TEST_F(ConfinedOpen, MakeDirsConfinedCreatesInsideOnly) {
   struct stat st;
   EXPECT_EQ(stat((base_ + "/root/a/b/c").c_str(), &st), 0);
   EXPECT_TRUE(S_ISDIR(st.st_mode));
-  absl::StatusOr<launcher::UniqueFd> fd =
+  absl::StatusOr<UniqueFd> fd =
       OpenConfined(root_.get(), "a/b/c/new.txt", O_WRONLY | O_CREAT | O_EXCL, 0644);
   ASSERT_TRUE(fd.ok()) << fd.status();
 

@@ -21,17 +21,17 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
-#include "policy/filename_patterns.h"
-#include "policy/git_config_paths.h"
-#include "launcher/unique_fd.h"
-#include "policy/paths.h"
-#include "policy/trusted_names.h"
+#include "policy/plan/filename_patterns.h"
+#include "policy/plan/git_config_paths.h"
+#include "base/unique_fd.h"
+#include "base/paths.h"
+#include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::broker {
 namespace {
 
 std::vector<std::string> ExpandGlob(const std::string& pattern) {
-  if (!policy::IsGlob(pattern)) return {pattern};
+  if (!IsGlob(pattern)) return {pattern};
   glob_t matches{};
   std::vector<std::string> out;
   // A protected "co*py" is also the directory literally named so.
@@ -52,7 +52,7 @@ bool Exists(const std::string& path) {
 // At most 1 MiB of a small text file; "" when it cannot be read.
 // Only regular files: a FIFO planted where a config is expected would block the scan.
 std::string ReadText(const std::string& path) {
-  launcher::UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
   std::string text(std::min<size_t>(static_cast<size_t>(st.st_size), 1 << 20), '\0');
@@ -94,7 +94,7 @@ class Walker {
     while (!stack.empty()) {
       const std::string dir = std::move(stack.back());
       stack.pop_back();
-      if (policy::PathDepth(dir) > kMaxScanDepth) {
+      if (PathDepth(dir) > kMaxScanDepth) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "bindMounts: a directory under the bound trees is more than ", kMaxScanDepth,
             " levels deep; refusing rather than scanning it for secrets and deny-write paths"));
@@ -200,7 +200,7 @@ class Walker {
  // The repository that encloses a bound directory (only a subdirectory of it is bound)
   // configures git for it too.
   void ScanEnclosingRepository(const std::string& root) {
-    for (std::string dir = policy::ParentPath(root); dir != "/"; dir = policy::ParentPath(dir)) {
+    for (std::string dir = ParentPath(root); dir != "/"; dir = ParentPath(dir)) {
       struct stat st;
       if (lstat((dir + "/.git").c_str(), &st) != 0) continue;
       if (S_ISDIR(st.st_mode)) {
@@ -250,7 +250,7 @@ class Walker {
     if (text.empty()) return;
     std::string home = Home();
     const policy::GitConfigPaths found =
-        policy::GitConfigProgramPaths(text, worktree, policy::ParentPath(file), home);
+        policy::GitConfigProgramPaths(text, worktree, ParentPath(file), home);
     for (const std::string& program : found.programs) {
       Protect(program);
       struct stat st;
@@ -296,7 +296,7 @@ class Walker {
     }
     if (name != "config" && name != "config.worktree") return;
     if (absl::EndsWith(dir, "/.git")) {
-      ScanGitConfig(path, policy::ParentPath(dir), 0);
+      ScanGitConfig(path, ParentPath(dir), 0);
     } else if (const size_t at = dir.find("/.git/modules/"); at != std::string::npos) {
       // .git/modules/a/modules/b is the submodule at a/b of the top-level worktree.
       std::string rel = dir.substr(at + std::string("/.git/modules/").size());
@@ -304,7 +304,7 @@ class Walker {
       ScanGitConfig(path, absl::StrCat(dir.substr(0, at), "/", rel), 0);
     } else if (const size_t wt = dir.find("/.git/worktrees/"); wt != std::string::npos) {
       std::string gitdir(absl::StripAsciiWhitespace(ReadText(dir + "/gitdir")));
-      if (!gitdir.empty() && gitdir[0] == '/') ScanGitConfig(path, policy::ParentPath(gitdir), 0);
+      if (!gitdir.empty() && gitdir[0] == '/') ScanGitConfig(path, ParentPath(gitdir), 0);
     } else if (absl::EndsWith(dir, ".git") && Exists(dir + "/HEAD")) {
       ScanGitConfig(path, dir, 0);  // a bare repository
     }
@@ -312,7 +312,7 @@ class Walker {
 
   bool InRunnerState(const std::string& path) const {
     for (const std::string& dir : request_.runner_state_dirs) {
-      if (policy::IsUnderOrEqual(path, dir)) return true;
+      if (IsUnderOrEqual(path, dir)) return true;
     }
     return false;
   }
@@ -399,7 +399,7 @@ std::vector<std::string> CurrentHomeDirs() {
     homes.push_back(pw.pw_dir);
   }
   const char* env = getenv("HOME");
-  if (env != nullptr && policy::CheckNormalizedAbsolute("HOME", env).ok() && env != std::string("/") &&
+  if (env != nullptr && CheckNormalizedAbsolute("HOME", env).ok() && env != std::string("/") &&
       (homes.empty() || homes[0] != env)) {
     homes.push_back(env);
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "policy/deny_sets.h"
+#include "policy/plan/deny_sets.h"
 #include "proto/launcher.pb.h"
 
 namespace ccsandbox::broker {

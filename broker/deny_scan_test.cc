@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "launcher/real_host_view.h"
-#include "policy/bwrap_argv.h"
-#include "policy/launch_plan.h"
+#include "base/real_host_view.h"
+#include "policy/plan/bwrap_argv.h"
+#include "policy/plan/launch_plan.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -74,7 +74,7 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
   EXPECT_EQ(sorted(scan->protected_paths),
             sorted({r_ + "/home/w/link/checkout", r_ + "/home/w/notes.txt"}));
 
-  policy::DenyPaths deny = policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+  policy::DenyPaths deny = policy::ResolveDenyPaths(*scan, RealPathResolver());
   // The protected checkout in both spellings: literal and symlink-resolved.
   EXPECT_NE(std::find(deny.write.begin(), deny.write.end(), r_ + "/home/w/link/checkout"),
             deny.write.end());
@@ -93,7 +93,7 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   policy::BwrapConfig config;  // no system base: only the plan's own operations
   absl::StatusOr<std::vector<std::string>> argv =
-      policy::RenderBwrapArgv(*plan, config, launcher::RealHostView());
+      policy::RenderBwrapArgv(*plan, config, RealHostView());
   ASSERT_TRUE(argv.ok());
   const std::string got = absl::StrJoin(*argv, " ");
   const std::string h = r_ + "/home";

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "policy/probe.h"
+#include "policy/plan/probe.h"
 
 namespace ccsandbox::broker {
 

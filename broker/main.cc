@@ -21,15 +21,15 @@
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
 #include "grpcpp/server_posix.h"
-#include "launcher/deny_all_service.h"
-#include "launcher/peer_check.h"
-#include "launcher/peer_listener.h"
+#include "base/deny_all_service.h"
+#include "base/peer_check.h"
+#include "base/peer_listener.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "launcher/dashed_flags.h"
-#include "policy/filename_policy.h"
-#include "policy/probe.h"
+#include "base/dashed_flags.h"
+#include "policy/plan/filename_policy.h"
+#include "policy/plan/probe.h"
 #include "proto/grpc_limits.h"
 #include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
@@ -200,10 +200,10 @@ int Main(int argc, char** argv) {
   // A Unix socket is served through our own listener, so every connection's peer is known
   // (SO_PEERCRED): a caller inside a sandbox is refused however it reached the socket.
   const bool unix_listen = absl::StartsWith(listen, "unix:");
-  std::unique_ptr<launcher::PeerListener> listener;
+  std::unique_ptr<PeerListener> listener;
   if (unix_listen) {
-    absl::StatusOr<std::unique_ptr<launcher::PeerListener>> bound =
-        launcher::PeerListener::Bind(listen.substr(5));
+    absl::StatusOr<std::unique_ptr<PeerListener>> bound =
+        PeerListener::Bind(listen.substr(5));
     if (!bound.ok()) {
       spdlog::critical("--listen: {}", std::string(bound.status().message()));
       return 1;
@@ -217,7 +217,7 @@ int Main(int argc, char** argv) {
     spdlog::critical("cannot listen on {}", listen);
     return 1;
   }
-  launcher::DenyAllService sandboxed_service(
+  DenyAllService sandboxed_service(
       "callers inside a sandbox may not use the sandbox broker (nested pid namespace)");
   grpc::ServerBuilder sandboxed_builder;
   sandboxed_builder.RegisterCallbackGenericService(&sandboxed_service);
@@ -232,8 +232,8 @@ int Main(int argc, char** argv) {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   if (listener != nullptr) {
-    listener->Serve([&](launcher::UniqueFd conn, const ucred& peer) {
-      if (absl::Status outside = launcher::CheckPeerOutsideSandboxes(peer); !outside.ok()) {
+    listener->Serve([&](UniqueFd conn, const ucred& peer) {
+      if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
         spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
                      std::string(outside.message()));
         grpc::AddInsecureChannelFromFd(sandboxed_server.get(), conn.Release());

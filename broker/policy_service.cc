@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "policy/command_policy.h"
-#include "policy/command_rule.h"
-#include "policy/guardrails.h"
-#include "policy/path_confinement.h"
-#include "policy/policy_verdict.h"
-#include "policy/spec_validation.h"
+#include "policy/command/command_policy.h"
+#include "policy/command/rule.h"
+#include "policy/guardrails/guardrails.h"
+#include "policy/guardrails/path_confinement.h"
+#include "policy/verdict.h"
+#include "policy/plan/spec_validation.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -84,7 +84,7 @@ void FillResolution(const policy::EffectResolution& resolution,
 
 PolicyService::PolicyService() : host_view_(real_view_) {}
 
-PolicyService::PolicyService(const policy::HostView& host_view) : host_view_(host_view) {}
+PolicyService::PolicyService(const HostView& host_view) : host_view_(host_view) {}
 
 grpc::Status PolicyService::EvaluateCommand(grpc::ServerContext*,
                                             const v1::EvaluateCommandRequest* request,

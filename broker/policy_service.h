@@ -13,8 +13,8 @@
 #define CCSANDBOX_BROKER_POLICY_SERVICE_H_
 
 #include "grpcpp/grpcpp.h"
-#include "launcher/real_host_view.h"
-#include "policy/host_view.h"
+#include "base/real_host_view.h"
+#include "base/host_view.h"
 #include "proto/policy.grpc.pb.h"
 
 namespace ccsandbox::broker {
@@ -24,7 +24,7 @@ class PolicyService final : public v1::SandboxPolicy::Service {
   // Confines paths on the real file system.
   PolicyService();
   // Confines paths on `host_view`, which must outlive the service.
-  explicit PolicyService(const policy::HostView& host_view);
+  explicit PolicyService(const HostView& host_view);
 
   grpc::Status EvaluateCommand(grpc::ServerContext*, const v1::EvaluateCommandRequest* request,
                                v1::CommandDecision* decision) override;
@@ -34,8 +34,8 @@ class PolicyService final : public v1::SandboxPolicy::Service {
                            v1::ConfinedPath* confined) override;
 
  private:
-  const launcher::RealHostView real_view_;
-  const policy::HostView& host_view_;
+  const RealHostView real_view_;
+  const HostView& host_view_;
 };
 
 }  // namespace ccsandbox::broker

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "policy/paths.h"
+#include "base/paths.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -25,7 +25,7 @@ std::string RuntimeDir::DefaultRoot() {
 }
 
 absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& root) {
-  if (absl::Status s = policy::CheckNormalizedAbsolute("--runtime-dir", root); !s.ok()) return s;
+  if (absl::Status s = CheckNormalizedAbsolute("--runtime-dir", root); !s.ok()) return s;
   if (root.size() > kMaxRootLength) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--runtime-dir: '", root, "' is longer than ", kMaxRootLength,
@@ -70,7 +70,7 @@ absl::StatusOr<std::string> RuntimeDir::CreateSessionDir() {
 }
 
 void RuntimeDir::RemoveSessionDir(const std::string& dir) {
-  if (!policy::IsUnderOrEqual(dir, root_ + "/s") || dir == root_ + "/s") return;
+  if (!IsUnderOrEqual(dir, root_ + "/s") || dir == root_ + "/s") return;
   std::error_code error;
   std::filesystem::remove_all(dir, error);
 }

@@ -35,8 +35,8 @@
 #include "broker/cli_spec.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
-#include "launcher/dashed_flags.h"
-#include "policy/input_limits.h"
+#include "base/dashed_flags.h"
+#include "policy/plan/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
 
 ABSL_FLAG(std::string, broker, "", "broker address, e.g. unix:/run/ccsandbox/broker.sock "

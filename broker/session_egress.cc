@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::broker {

@@ -1,7 +1,7 @@
 #include "broker/session_table.h"
 
 #include "absl/strings/str_cat.h"
-#include "policy/input_limits.h"
+#include "policy/plan/input_limits.h"
 
 namespace ccsandbox::broker {
 namespace {

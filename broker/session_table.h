@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "policy/deny_sets.h"
+#include "policy/plan/deny_sets.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 

@@ -8,9 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "policy/launch_plan.h"
-#include "policy/paths.h"
-#include "policy/trusted_names.h"
+#include "policy/plan/launch_plan.h"
+#include "base/paths.h"
+#include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -64,7 +64,7 @@ absl::Status CheckSpecPaths(const v1::SandboxSpec& spec, v1::SandboxBackend back
   for (int i = 0; i < spec.connectable_sockets_size(); ++i) {
     const std::string field = absl::StrCat("connectableSockets[", i, "]");
     const std::string& path = spec.connectable_sockets(i);
-    if (absl::Status s = policy::CheckNormalizedAbsolute(field, path); !s.ok()) return s;
+    if (absl::Status s = CheckNormalizedAbsolute(field, path); !s.ok()) return s;
     // The daemons' own sockets (and the proxies') live in forbidden dirs: refused here.
     if (absl::Status s = CheckHostDir(field, path, forbidden); !s.ok()) return s;
     struct stat st;

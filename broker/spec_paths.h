@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "policy/bind_checks.h"
+#include "policy/plan/bind_checks.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker {

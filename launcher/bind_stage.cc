@@ -14,7 +14,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "policy/paths.h"
+#include "base/paths.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -157,7 +157,7 @@ absl::StatusOr<std::string> BindStage::Clone(const std::string& field, const std
 absl::StatusOr<std::string> BindStage::StageBeneath(const std::string& host_path) {
   const Root* best = nullptr;
   for (const Root& root : roots_) {
-    if (policy::IsUnderOrEqual(host_path, root.host_path) &&
+    if (IsUnderOrEqual(host_path, root.host_path) &&
         (best == nullptr || root.host_path.size() >= best->host_path.size())) {
       best = &root;
     }

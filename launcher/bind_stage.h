@@ -21,9 +21,9 @@
 
 #include "absl/status/statusor.h"
 #include "launcher/sandbox_process.h"
-#include "launcher/unique_fd.h"
-#include "policy/bind_checks.h"
-#include "policy/bwrap_argv.h"
+#include "base/unique_fd.h"
+#include "policy/plan/bind_checks.h"
+#include "policy/plan/bwrap_argv.h"
 #include "proto/launcher.pb.h"
 
 namespace ccsandbox::launcher {

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "absl/status/statusor.h"
-#include "launcher/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 

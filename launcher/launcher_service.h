@@ -12,7 +12,7 @@
 
 #include "absl/time/time.h"
 #include "launcher/bind_stage.h"
-#include "launcher/create_supervisor.h"
+#include "launcher/create_guard/supervisor.h"
 #include "launcher/run_registry.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"

@@ -22,16 +22,16 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/server_posix.h"
-#include "launcher/create_guard_probe.h"
-#include "launcher/dashed_flags.h"
-#include "launcher/deny_all_service.h"
-#include "launcher/peer_check.h"
+#include "launcher/create_guard/probe.h"
+#include "base/dashed_flags.h"
+#include "base/deny_all_service.h"
+#include "base/peer_check.h"
 #include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
-#include "launcher/peer_listener.h"
+#include "base/peer_listener.h"
 #include "launcher/seccomp_baseline.h"
-#include "policy/bwrap_argv.h"
-#include "policy/paths.h"
+#include "policy/plan/bwrap_argv.h"
+#include "base/paths.h"
 #include "proto/grpc_limits.h"
 #include "spdlog/spdlog.h"
 
@@ -139,8 +139,8 @@ int Main(int argc, char** argv) {
   std::vector<std::string> built_from = config.own_dirs;
   built_from.insert(built_from.end(), config.system_ro_dirs.begin(), config.system_ro_dirs.end());
   for (const std::string& dir : built_from) {
-    if (config.socket_dir == "/" || policy::IsUnderOrEqual(dir, config.socket_dir) ||
-        policy::IsUnderOrEqual(config.socket_dir, dir)) {
+    if (config.socket_dir == "/" || IsUnderOrEqual(dir, config.socket_dir) ||
+        IsUnderOrEqual(config.socket_dir, dir)) {
       spdlog::critical("--socket: its directory '{}' overlaps '{}', which sandboxes are built "
                        "from; put the socket in a directory of its own (e.g. /run/ccsandbox)",
                        config.socket_dir, dir);

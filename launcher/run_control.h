@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "launcher/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 

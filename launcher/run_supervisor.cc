@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "policy/violation_parser.h"
+#include "policy/violations/parser.h"
 
 namespace ccsandbox::launcher {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
-#include "launcher/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 namespace {

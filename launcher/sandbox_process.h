@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "launcher/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 

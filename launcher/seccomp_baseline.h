@@ -32,7 +32,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "launcher/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 

@@ -8,7 +8,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/logging.h"
 #include "grpcpp/support/server_interceptor.h"
-#include "policy/input_limits.h"
+#include "policy/plan/input_limits.h"
 
 namespace ccsandbox {
 namespace {

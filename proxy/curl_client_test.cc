@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "proxy/event_loop.h"
 #include "proxy/proxy_test_support.h"
 #include "proxy/session_proxies.h"

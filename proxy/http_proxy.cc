@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "asio/write.hpp"
-#include "policy/egress_host.h"
+#include "policy/egress/host.h"
 #include "proxy/credentials.h"
 #include "proxy/http_forward.h"
 #include "proxy/tunnel.h"

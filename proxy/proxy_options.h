@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "proxy/connection_budget.h"
 #include "proxy/resolver.h"
 

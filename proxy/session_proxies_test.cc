@@ -22,7 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
 #include "proxy/proxy_test_support.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "policy/egress_address.h"
+#include "policy/egress/address.h"
 
 namespace ccsandbox::proxy {
 

@@ -15,7 +15,7 @@
 
 #include "asio/ip/tcp.hpp"
 #include "asio/steady_timer.hpp"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "proxy/session_state.h"
 
 namespace ccsandbox::proxy {

@@ -72,7 +72,7 @@ bool WaitForPath(const std::string& path, double seconds) {
   addr.sun_family = AF_UNIX;
   strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
   while (std::chrono::steady_clock::now() < until) {
-    launcher::UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "policy/input_limits.h"
+#include "policy/plan/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 

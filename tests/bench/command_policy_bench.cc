@@ -16,8 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "policy/command_policy.h"
-#include "policy/shell_parser.h"
+#include "policy/command/command_policy.h"
+#include "policy/command/shell_parser.h"
 
 namespace {
 

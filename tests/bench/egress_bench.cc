@@ -64,7 +64,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "grpcpp/grpcpp.h"
-#include "launcher/dashed_flags.h"
+#include "base/dashed_flags.h"
 #include "proto/sandbox.grpc.pb.h"
 
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");

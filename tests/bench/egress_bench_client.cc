@@ -53,7 +53,7 @@
 #include "asio/ip/tcp.hpp"
 #include "asio/read.hpp"
 #include "asio/write.hpp"
-#include "launcher/dashed_flags.h"
+#include "base/dashed_flags.h"
 #include "proxy/proxy_test_support.h"
 
 ABSL_FLAG(std::string, mode, "", "upstream, bulk, rate, ttfb or hold");

@@ -57,15 +57,15 @@
 #include "absl/strings/str_join.h"
 #include "broker/deny_scan.h"
 #include "grpcpp/grpcpp.h"
-#include "launcher/dashed_flags.h"
-#include "launcher/real_host_view.h"
+#include "base/dashed_flags.h"
+#include "base/real_host_view.h"
 #include "launcher/run_control.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
-#include "policy/bwrap_argv.h"
-#include "policy/deny_sets.h"
-#include "policy/env_scrub.h"
-#include "policy/launch_plan.h"
+#include "policy/plan/bwrap_argv.h"
+#include "policy/plan/deny_sets.h"
+#include "policy/plan/env_scrub.h"
+#include "policy/plan/launch_plan.h"
 #include "proto/sandbox.grpc.pb.h"
 
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
@@ -194,12 +194,12 @@ absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
       broker::ScanForDenyPaths(scan_request);
   if (!scan.ok()) return scan.status();
   policy::DenyPaths deny =
-      policy::ResolveDenyPaths(*scan, launcher::RealPathResolver());
+      policy::ResolveDenyPaths(*scan, RealPathResolver());
   for (std::string& p : deny.read) plan->add_deny_read_paths(std::move(p));
   for (std::string& p : deny.write) plan->add_deny_write_paths(std::move(p));
   policy::BwrapConfig config{*bwrap, policy::DefaultSystemRoDirs()};
   absl::StatusOr<std::vector<std::string>> argv =
-      policy::RenderBwrapArgv(*plan, config, launcher::RealHostView());
+      policy::RenderBwrapArgv(*plan, config, RealHostView());
   if (!argv.ok()) return argv.status();
 
   std::map<std::string, std::string> env(plan->env().begin(),

@@ -49,7 +49,7 @@
 #include "asio/post.hpp"
 #include "asio/read.hpp"
 #include "asio/write.hpp"
-#include "policy/egress_allowlist.h"
+#include "policy/egress/allowlist.h"
 #include "proxy/event_loop.h"
 #include "proxy/resolver.h"
 #include "proxy/session_proxies.h"

@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "policy/command_policy.h"
-#include "policy/shell_parser.h"
+#include "policy/command/command_policy.h"
+#include "policy/command/shell_parser.h"
 
 namespace {
 

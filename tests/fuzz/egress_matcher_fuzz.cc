@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "policy/egress_allowlist.h"
-#include "policy/egress_pattern.h"
+#include "policy/egress/allowlist.h"
+#include "policy/egress/pattern.h"
 
 namespace {
 

@@ -22,12 +22,12 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 absl=(-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings
       -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal
       -labsl_int128 -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash)
-sources=(policy/shell_parser.cc policy/command_rule.cc policy/command_classifier.cc
-         policy/command_program_util.cc policy/command_programs.cc policy/command_programs_git.cc
-         policy/command_programs_network.cc policy/command_programs_packages.cc
-         policy/command_programs_shell.cc policy/command_programs_system.cc
-         policy/command_programs_text.cc policy/command_policy.cc policy/env_scrub.cc
-         policy/spec_validation.cc policy/input_limits.cc policy/paths.cc)
+sources=(policy/command/shell_parser.cc policy/command/rule.cc policy/command/classifier.cc
+         policy/command/program_util.cc policy/command/programs.cc policy/command/programs_git.cc
+         policy/command/programs_network.cc policy/command/programs_packages.cc
+         policy/command/programs_shell.cc policy/command/programs_system.cc
+         policy/command/programs_text.cc policy/command/command_policy.cc policy/plan/env_scrub.cc
+         policy/plan/spec_validation.cc policy/plan/input_limits.cc base/paths.cc)
 
 echo "== command_policy_fuzz: building"
 # The generated message is compiled without instrumentation: it is not what is under test.

@@ -17,12 +17,12 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 absl=(-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings
       -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal
       -labsl_int128)
-policy=(policy/egress_address.cc policy/egress_host.cc policy/egress_pattern.cc
-        policy/egress_lists.cc policy/egress_allowlist.cc)
+policy=(policy/egress/address.cc policy/egress/host.cc policy/egress/pattern.cc
+        policy/egress/lists.cc policy/egress/allowlist.cc)
 
 declare -A sources=(
   [http_head_parser_fuzz]="proxy/http_head_parser.cc proxy/http_forward.cc"
-  [socks5_parser_fuzz]="proxy/socks5_parser.cc policy/egress_address.cc"
+  [socks5_parser_fuzz]="proxy/socks5_parser.cc policy/egress/address.cc"
   [egress_matcher_fuzz]="${policy[*]}"
 )
 declare -A max_len=([http_head_parser_fuzz]=20000 [socks5_parser_fuzz]=1200 [egress_matcher_fuzz]=600)

@@ -1,0 +1,52 @@
+// The sandbox side of create-time enforcement of the filename-pattern denies,
+// run by sandbox_shim in the process that execs the command, right before exec:
+//
+//   sandbox_shim --create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]
+//   [...] -- cmd
+//
+//   CreateGuardShimConfig config;  ParseCreateGuardArg(arg, config) for each
+//   argument child: if (!ApplyCreateGuard(config).ok()) _exit(126);  exec(cmd)
+//
+// ApplyCreateGuard checks each free dir against the live mount table (it must
+// be a tmpfs mount point with no read-write mount beneath it, and overlap no
+// --writable dir), sets PR_SET_NO_NEW_PRIVS, applies Landlock (creation only
+// beneath the free dirs), installs the create filter and sends its notify fd to
+// the launcher over FD, then closes both. Any failure leaves the command
+// unstarted: it never runs without the guard it was promised.
+#ifndef CCSANDBOX_LAUNCHER_CREATE_GUARD_IN_SANDBOX_H_
+#define CCSANDBOX_LAUNCHER_CREATE_GUARD_IN_SANDBOX_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ccsandbox::launcher {
+
+struct CreateGuardShimConfig {
+  int channel_fd = -1;                     // --create-guard=FD; -1 = no guard
+  std::vector<std::string> free_dirs;      // --free-create=DIR
+  std::vector<std::string> writable_dirs;  // --writable=DIR
+  std::vector<std::string> socket_dirs;    // --free-sockets=DIR: bind(AF_UNIX) beneath
+};
+
+// True when `arg` is one of the flags above (and records it); an error for a
+// malformed value of one of them; false for any other argument.
+absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
+                                         CreateGuardShimConfig& config);
+
+// OK when each free dir is safe to let the command create in unchecked, given
+// the mount table in `mountinfo` (the text of /proc/self/mountinfo). Pure;
+// exposed for tests.
+absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
+                           const std::vector<std::string>& writable_dirs,
+                           absl::string_view mountinfo,
+                           bool allow_writable_beneath = false);
+
+absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config);
+
+}  // namespace ccsandbox::launcher
+
+#endif  // CCSANDBOX_LAUNCHER_CREATE_GUARD_IN_SANDBOX_H_

@@ -1,0 +1,119 @@
+// sandbox_shim: runs inside the sandbox, between bwrap and the command.
+//
+//   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
+//                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]] -- CMD [ARGS...]
+//
+// Starts the network bridges (listening before the command runs), runs the command as its
+// child, relays until the command exits, and exits with the command's status (128+signal
+// when it was killed), so bwrap reports it unchanged. Everything the command leaves behind
+// dies with the sandbox's PID namespace.
+//
+// With --create-guard, the child applies create-time enforcement of the filename-pattern
+// denies before exec (create_guard_shim.h: Landlock, the create filter, the notify fd sent
+// to the launcher over FD). The shim itself stays outside both layers: it only bridges.
+// If the guard cannot be applied the command is not run (exit 126).
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "asio.hpp"
+#include "launcher/create_guard/in_sandbox.h"
+#include "launcher/shim/net_bridge.h"
+
+namespace ccsandbox::launcher {
+namespace {
+
+int Fail(const std::string& message) {
+  fprintf(stderr, "sandbox_shim: %s\n", message.c_str());
+  return 126;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<BridgeRoute> routes;
+  CreateGuardShimConfig guard;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.rfind("--bridge=", 0) == 0) {
+      absl::StatusOr<BridgeRoute> route = ParseBridgeRoute(arg.substr(9));
+      if (!route.ok()) return Fail(std::string(route.status().message()));
+      routes.push_back(*route);
+      continue;
+    }
+    absl::StatusOr<bool> guard_arg = ParseCreateGuardArg(arg, guard);
+    if (!guard_arg.ok()) return Fail(std::string(guard_arg.status().message()));
+    if (*guard_arg) continue;
+    return Fail("unknown argument '" + arg +
+                "' (usage: sandbox_shim [--bridge=...] [--create-guard=FD ...] -- CMD)");
+  }
+  if (i >= argc) return Fail("no command given");
+  if (guard.channel_fd < 0 && (!guard.free_dirs.empty() || !guard.writable_dirs.empty())) {
+    return Fail("--free-create and --writable need --create-guard");
+  }
+  // Nothing but the guarded child may hold the channel, and the command never does.
+  if (guard.channel_fd >= 0 && fcntl(guard.channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    return Fail("--create-guard: fd " + std::to_string(guard.channel_fd) + " is not open");
+  }
+
+  asio::io_context io;
+  absl::StatusOr<std::unique_ptr<NetBridge>> bridge = NetBridge::Create(io, routes);
+  if (!bridge.ok()) return Fail(std::string(bridge.status().message()));
+  asio::signal_set child_exit(io, SIGCHLD);
+
+  const pid_t child = fork();
+  if (child < 0) return Fail(std::string("fork: ") + strerror(errno));
+  if (child == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGCHLD, SIG_DFL);
+    if (guard.channel_fd >= 0) {
+      if (absl::Status applied = ApplyCreateGuard(guard); !applied.ok()) {
+        fprintf(stderr, "sandbox_shim: %s\n", std::string(applied.message()).c_str());
+        _exit(126);
+      }
+    }
+    // The bridge's listening sockets stay the bridge's: a command holding them could accept
+    // the connections meant for the proxies.
+    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+    execvp(argv[i], argv + i);
+    fprintf(stderr, "sandbox_shim: cannot run %s: %s\n", argv[i], strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  if (guard.channel_fd >= 0) close(guard.channel_fd);
+
+  int status = 0;
+  std::function<void(const asio::error_code&, int)> on_child;
+  on_child = [&](const asio::error_code& error, int) {
+    if (error) return;
+    if (waitpid(child, &status, WNOHANG) == child) {
+      io.stop();
+      return;
+    }
+    child_exit.async_wait(on_child);
+  };
+  child_exit.async_wait(on_child);
+  (*bridge)->Start();
+  // The child may have exited before the signal set was armed: check once.
+  if (waitpid(child, &status, WNOHANG) != child) io.run();
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+}  // namespace
+}  // namespace ccsandbox::launcher
+
+int main(int argc, char** argv) { return ccsandbox::launcher::Main(argc, argv); }

@@ -1,0 +1,32 @@
+// How a native sandbox reaches its session's proxies: the proxies' Unix sockets are bound
+// in at fixed paths, the shim bridges fixed loopback ports to them inside the sandbox's own
+// network namespace, and the command's environment points every client at those ports.
+// Nothing else leaves the namespace.
+#ifndef CCSANDBOX_POLICY_PLAN_EGRESS_WIRING_H_
+#define CCSANDBOX_POLICY_PLAN_EGRESS_WIRING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ccsandbox::policy {
+
+inline constexpr char kSandboxRunDir[] = "/run/ccsandbox";
+inline constexpr char kSandboxShimPath[] = "/run/ccsandbox/shim";
+inline constexpr char kSandboxHttpSocket[] = "/run/ccsandbox/http.sock";
+inline constexpr char kSandboxSocksSocket[] = "/run/ccsandbox/socks.sock";
+inline constexpr uint16_t kSandboxHttpPort = 3128;
+inline constexpr uint16_t kSandboxSocksPort = 1080;
+
+// The shim's bridge arguments: "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock", ...
+std::vector<std::string> EgressBridgeArgs();
+
+// HTTP_PROXY/HTTPS_PROXY (and lowercase) -> the HTTP proxy, ALL_PROXY -> SOCKS5 with remote
+// name resolution, NO_PROXY for loopback, GIT_SSH_COMMAND tunnelling ssh through the HTTP
+// proxy's CONNECT with socat, NODE_USE_ENV_PROXY=1 so Node's fetch honours them.
+std::map<std::string, std::string> EgressEnvironment();
+
+}  // namespace ccsandbox::policy
+
+#endif  // CCSANDBOX_POLICY_PLAN_EGRESS_WIRING_H_

@@ -1,0 +1,39 @@
+// The files and directories a git config makes git run or read as more config, so the deny
+// scan can make them read-only too (and the create guard refuse them while missing):
+// `core.hooksPath` (husky's `.husky/_`, a `.githooks` directory), `include.path` and
+// `includeIf.*.path`, and every key whose value is a program git runs — fsmonitor,
+// sshCommand, editor, pager, askpass, filter clean/smudge/process, diff textconv/command/
+// external, merge drivers, credential helpers, gpg programs, `!` aliases — when that
+// program is named by a path (contains '/'). Pure: text in, paths out.
+//
+//   GitConfigPaths found = GitConfigProgramPaths(text, "/w/repo", "/w/repo/.git", "/home/u");
+//
+// A minimal reader of git's INI syntax: `[section]`, `[section "sub"]`, `key = value`,
+// comments (`#`, `;`), double quotes; names are case-insensitive. Relative values resolve as
+// git resolves them: hooksPath and fsmonitor against the worktree, include paths against the
+// directory of the config file. `~/` values and values that are commands, not paths, are
+// skipped. The results are lexically normalised absolute paths (the caller checks they exist).
+#ifndef CCSANDBOX_POLICY_PLAN_GIT_CONFIG_PATHS_H_
+#define CCSANDBOX_POLICY_PLAN_GIT_CONFIG_PATHS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace ccsandbox::policy {
+
+struct GitConfigPaths {
+  std::vector<std::string> programs;  // what git runs or reads as hooks: make read-only
+  std::vector<std::string> includes;  // more config to read, and to make read-only
+};
+
+// `home` expands a leading "~/" (empty: such values are skipped); `worktree` resolves
+// relative program paths (empty: relative ones are skipped, e.g. in a user-level config,
+// where they depend on the repository git runs in).
+GitConfigPaths GitConfigProgramPaths(absl::string_view config_text, absl::string_view worktree,
+                                     absl::string_view config_dir, absl::string_view home = "");
+
+}  // namespace ccsandbox::policy
+
+#endif  // CCSANDBOX_POLICY_PLAN_GIT_CONFIG_PATHS_H_

@@ -1,0 +1,102 @@
+#include "policy/plan/plan_validation.h"
+
+#include "absl/strings/str_cat.h"
+#include "policy/plan/filename_patterns.h"
+#include "policy/plan/input_limits.h"
+#include "base/paths.h"
+#include "policy/plan/trusted_names.h"
+
+namespace ccsandbox::policy {
+
+absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) {
+  if (absl::Status s = CheckPlanLimits(plan); !s.ok()) return s;
+  if (plan.run_id().empty()) return absl::InvalidArgumentError("runId: is required");
+  if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE && plan.backend() != v1::SANDBOX_BACKEND_NONE) {
+    return absl::InvalidArgumentError("backend: the launcher runs native or none plans only");
+  }
+  if (plan.argv().empty() || plan.argv(0).empty()) {
+    return absl::InvalidArgumentError("argv: the command is empty");
+  }
+  for (int i = 0; i < plan.mounts_size(); ++i) {
+    const v1::PlanMount& mount = plan.mounts(i);
+    const std::string field = absl::StrCat("mounts[", i, "]");
+    if (absl::Status s = CheckNormalizedAbsolute(field + ".hostPath", mount.host_path()); !s.ok()) {
+      return s;
+    }
+    if (mount.host_path() == "/") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".hostPath: binding '/' would expose the whole host"));
+    }
+    if (mount.guest_path() != mount.host_path()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".guestPath: must equal hostPath on the native backend"));
+    }
+    for (const std::string& dir : limits.forbidden_dirs) {
+      if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".hostPath: ", QuoteInput(mount.host_path()),
+            " overlaps the launcher's socket directory '", dir, "'"));
+      }
+    }
+  }
+  for (const auto& [field, paths] :
+       {std::pair{"denyReadPaths", &plan.deny_read_paths()},
+        std::pair{"denyWritePaths", &plan.deny_write_paths()}}) {
+    for (int i = 0; i < paths->size(); ++i) {
+      const std::string& path = (*paths)[i];
+      if (IsGlob(path) && !path.empty() && path[0] == '/') continue;
+      if (absl::Status s = CheckNormalizedAbsolute(absl::StrCat(field, "[", i, "]"), path);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (plan.has_egress()) {
+    if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("egress: only native plans route through proxies");
+    }
+    for (const auto& [field, path] :
+         {std::pair{"egress.httpSocket", &plan.egress().http_socket()},
+          std::pair{"egress.socksSocket", &plan.egress().socks_socket()}}) {
+      if (absl::Status s = CheckNormalizedAbsolute(field, *path); !s.ok()) return s;
+      // The bridge would hand the sandbox a connection to whatever listens there: never the
+      // launcher's own socket, which could run commands outside the sandbox.
+      for (const std::string& dir : limits.forbidden_dirs) {
+        if (IsUnderOrEqual(*path, dir)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              field, ": ", QuoteInput(*path), " is in the launcher's socket directory '", dir,
+              "'"));
+        }
+      }
+    }
+  }
+  if (plan.has_create_guard()) {
+    if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("createGuard: only native plans have a create guard");
+    }
+    for (int i = 0; i < plan.create_guard().protected_paths_size(); ++i) {
+      if (absl::Status s =
+              CheckNormalizedAbsolute(absl::StrCat("createGuard.protectedPaths[", i, "]"),
+                                      plan.create_guard().protected_paths(i));
+          !s.ok()) {
+        return s;
+      }
+    }
+    std::vector<std::string> rules(plan.create_guard().trusted_names().begin(),
+                                   plan.create_guard().trusted_names().end());
+    if (absl::StatusOr<TrustedNameRules> valid =
+            TrustedNameRules::Create(rules, "createGuard.trustedNames");
+        !valid.ok()) {
+      return valid.status();
+    }
+    std::vector<std::string> patterns(plan.create_guard().deny_patterns().begin(),
+                                      plan.create_guard().deny_patterns().end());
+    if (absl::StatusOr<FilenamePatterns> valid = FilenamePatterns::Create(patterns); !valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("createGuard.denyPatterns: ", valid.status().message()));
+    }
+  }
+  return CheckNormalizedAbsolute("workdir", plan.workdir());
+}
+
+}  // namespace ccsandbox::policy

@@ -1,0 +1,26 @@
+// The launcher's check of a LaunchPlan before anything runs: the broker is unprivileged,
+// so the privileged side re-validates every field it acts on.
+#ifndef CCSANDBOX_POLICY_PLAN_PLAN_VALIDATION_H_
+#define CCSANDBOX_POLICY_PLAN_PLAN_VALIDATION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "proto/launcher.pb.h"
+
+namespace ccsandbox::policy {
+
+struct PlanLimits {
+  // Directories no mount may contain or lie inside (the launcher's own socket directory).
+  std::vector<std::string> forbidden_dirs;
+};
+
+// CheckPlanLimits (input_limits.h: sizes, NUL, UTF-8) first; then INVALID_ARGUMENT naming the
+// field for: no run id, unknown backend, empty argv, a mount that is relative, non-normalised,
+// "/", guest != host, or overlaps a forbidden dir; a relative workdir.
+absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits);
+
+}  // namespace ccsandbox::policy
+
+#endif  // CCSANDBOX_POLICY_PLAN_PLAN_VALIDATION_H_

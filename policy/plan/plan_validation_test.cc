@@ -1,0 +1,105 @@
+#include "policy/plan/plan_validation.h"
+
+#include "gtest/gtest.h"
+
+namespace ccsandbox::policy {
+namespace {
+
+v1::LaunchPlan GoodPlan() {
+  v1::LaunchPlan plan;
+  plan.set_run_id("r1");
+  plan.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  plan.add_argv("true");
+  plan.set_workdir("/work/tree");
+  v1::PlanMount* m = plan.add_mounts();
+  m->set_host_path("/work/tree");
+  m->set_guest_path("/work/tree");
+  return plan;
+}
+
+const PlanLimits kLimits = {{"/run/ccsandbox"}};
+
+TEST(ValidatePlan, AcceptsAGoodPlan) { EXPECT_TRUE(ValidatePlan(GoodPlan(), kLimits).ok()); }
+
+TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
+  struct Case {
+    const char* name;
+    void (*mutate)(v1::LaunchPlan&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {"run id", [](v1::LaunchPlan& p) { p.clear_run_id(); }, "runId"},
+      {"backend", [](v1::LaunchPlan& p) { p.set_backend(v1::SANDBOX_BACKEND_MICROVM); },
+       "backend"},
+      {"argv", [](v1::LaunchPlan& p) { p.clear_argv(); }, "argv"},
+      {"relative", [](v1::LaunchPlan& p) { p.mutable_mounts(0)->set_host_path("work"); },
+       "mounts[0].hostPath"},
+      {"root",
+       [](v1::LaunchPlan& p) {
+         p.mutable_mounts(0)->set_host_path("/");
+         p.mutable_mounts(0)->set_guest_path("/");
+       },
+       "mounts[0].hostPath"},
+      {"guest", [](v1::LaunchPlan& p) { p.mutable_mounts(0)->set_guest_path("/x"); },
+       "mounts[0].guestPath"},
+      {"socket dir parent",
+       [](v1::LaunchPlan& p) {
+         p.mutable_mounts(0)->set_host_path("/run");
+         p.mutable_mounts(0)->set_guest_path("/run");
+       },
+       "mounts[0].hostPath"},
+      {"socket dir child",
+       [](v1::LaunchPlan& p) {
+         p.mutable_mounts(0)->set_host_path("/run/ccsandbox/x");
+         p.mutable_mounts(0)->set_guest_path("/run/ccsandbox/x");
+       },
+       "mounts[0].hostPath"},
+      {"deny read", [](v1::LaunchPlan& p) { p.add_deny_read_paths("rel"); }, "denyReadPaths[0]"},
+      {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
+       "denyWritePaths[0]"},
+      {"workdir", [](v1::LaunchPlan& p) { p.set_workdir("rel"); }, "workdir"},
+      {"input limits first", [](v1::LaunchPlan& p) { p.add_argv(std::string("a\0b", 3)); },
+       "argv[1]"},
+      {"egress socket",
+       [](v1::LaunchPlan& p) {
+         p.mutable_egress()->set_http_socket("http.sock");
+         p.mutable_egress()->set_socks_socket("/s/socks.sock");
+       },
+       "egress.httpSocket"},
+      {"egress socket in the launcher's directory",
+       [](v1::LaunchPlan& p) {
+         p.mutable_egress()->set_http_socket("/s/http.sock");
+         p.mutable_egress()->set_socks_socket("/run/ccsandbox/launcher.sock");
+       },
+       "egress.socksSocket"},
+      {"create guard with an absolute trusted-name rule",
+       [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_trusted_names("/etc/x"); },
+       "createGuard.trustedNames"},
+      {"create guard with a path pattern",
+       [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_deny_patterns("a/.env"); },
+       "createGuard.denyPatterns"},
+      {"create guard on none",
+       [](v1::LaunchPlan& p) {
+         p.set_backend(v1::SANDBOX_BACKEND_NONE);
+         p.mutable_create_guard()->add_deny_patterns(".env");
+       },
+       "createGuard"},
+      {"egress on none",
+       [](v1::LaunchPlan& p) {
+         p.set_backend(v1::SANDBOX_BACKEND_NONE);
+         p.mutable_egress()->set_http_socket("/s/http.sock");
+         p.mutable_egress()->set_socks_socket("/s/socks.sock");
+       },
+       "egress"},
+  };
+  for (const Case& c : cases) {
+    v1::LaunchPlan plan = GoodPlan();
+    c.mutate(plan);
+    absl::Status s = ValidatePlan(plan, kLimits);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_EQ(s.message().rfind(c.field, 0), 0u) << c.name << ": " << s;
+  }
+}
+
+}  // namespace
+}  // namespace ccsandbox::policy
