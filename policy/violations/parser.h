@@ -98,8 +98,7 @@ class ViolationScanner {
   void EmitPending(std::vector<v1::SandboxViolation>& out);
 
   std::string pending_;
-  bool discarding_ =
-      false;  // past the cap of an over-long line, until its terminator
+  bool discarding_ = false;  // past the cap of an over-long line, until its terminator
 };
 
 }  // namespace ccsandbox::policy
