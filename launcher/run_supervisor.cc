@@ -22,163 +22,228 @@ constexpr size_t kChunk = 64 * 1024;
 
 }  // namespace
 
-RunOutcome Supervise(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
-                     EventSink& sink) {
-  std::string pending_stdin = options.stdin_data;
-  size_t stdin_off = 0;
-  if (pending_stdin.empty()) process.CloseStdin();
+namespace {
 
-  const std::optional<Clock::time_point> deadline =
-      options.timeout.count() > 0 ? std::optional(Clock::now() + options.timeout) : std::nullopt;
-  std::optional<Clock::time_point> drain_deadline;
-  std::optional<Clock::time_point> unready_since;  // after exit, while the sink takes nothing
-  std::optional<RunControl::SignalRequest> kill;   // set when we ended the run
-  bool cancelled = false;
-  bool exited = false;
-  int wait_status = 0;
-  std::string buffer(kChunk, '\0');
-  policy::ViolationScanner scanner;
-  auto emit_violations = [&](std::vector<v1::SandboxViolation> found) {
-    for (v1::SandboxViolation& violation : found) {
-      v1::SandboxEvent event;
-      *event.mutable_violation() = std::move(violation);
-      if (!cancelled) sink.Emit(event);
+// One run's supervision: the state the poll loop carries from one wake-up to the next.
+class Supervision {
+ public:
+  Supervision(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
+              EventSink& sink)
+      : process_(process),
+        control_(control),
+        options_(options),
+        sink_(sink),
+        pending_stdin_(options.stdin_data),
+        buffer_(kChunk, '\0') {
+    if (options.timeout.count() > 0) deadline_ = Clock::now() + options.timeout;
+  }
+
+  RunOutcome Run() {
+    if (pending_stdin_.empty()) process_.CloseStdin();
+    last_tick_ = Clock::now();
+    while (!exited_ || process_.stdout_fd() >= 0 || process_.stderr_fd() >= 0) {
+      // Output is read only while the receiver keeps up: otherwise the command blocks on its
+      // own pipes, and nothing piles up here.
+      const bool ready = sink_.Ready();
+      pollfd fds[6];
+      const int n = PollSet(ready, fds);
+      int ready_count =
+          poll(fds, n, static_cast<int>(std::max<int64_t>(NextWait(ready).count(), 0)));
+      if (ready_count < 0 && errno != EINTR) break;
+      ActOnRequests();
+      for (int i = 0; i < n && ready_count > 0; ++i) {
+        if (fds[i].revents != 0) OnReady(fds[i].fd);
+      }
+      AdvanceDrain(ready);
     }
-  };
-  auto close_output = [&] {
-    process.CloseStdout();
-    if (process.stderr_fd() >= 0) {
-      process.CloseStderr();
-      if (options.report_violations) emit_violations(scanner.Finish());
-    }
-  };
+    return Finish();
+  }
 
-  auto kill_group = [&](int sig, std::string reason) {
-    if (!kill.has_value()) kill = RunControl::SignalRequest{sig, std::move(reason)};
-    process.SignalGroup(sig);
-  };
-
-  Clock::time_point last_tick = Clock::now();
-  while (!exited || process.stdout_fd() >= 0 || process.stderr_fd() >= 0) {
-    // Output is read only while the receiver keeps up: otherwise the command blocks on its
-    // own pipes, and nothing piles up here.
-    const bool ready = sink.Ready();
-    pollfd fds[6];
+ private:
+  // What the next poll waits on: output (only while the receiver keeps up, else its ready
+  // fd), stdin while there is some to feed, the process, and Signal requests.
+  int PollSet(bool ready, pollfd* fds) const {
     int n = 0;
     auto add = [&](int fd, short events) {
       if (fd >= 0) fds[n++] = pollfd{fd, events, 0};
     };
     if (ready) {
-      add(process.stdout_fd(), POLLIN);
-      add(process.stderr_fd(), POLLIN);
+      add(process_.stdout_fd(), POLLIN);
+      add(process_.stderr_fd(), POLLIN);
     } else {
-      add(sink.ready_fd(), POLLIN);
+      add(sink_.ready_fd(), POLLIN);
     }
-    add(process.stdin_fd(), POLLOUT);
-    if (!exited) add(process.pidfd(), POLLIN);
-    add(control.wake_fd(), POLLIN);
+    add(process_.stdin_fd(), POLLOUT);
+    if (!exited_) add(process_.pidfd(), POLLIN);
+    add(control_.wake_fd(), POLLIN);
+    return n;
+  }
 
+  milliseconds NextWait(bool ready) const {
     milliseconds wait = kCancelPoll;
-    Clock::time_point now = Clock::now();
-    if (deadline && !exited) {
-      wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*deadline - now));
+    const Clock::time_point now = Clock::now();
+    if (deadline_ && !exited_) {
+      wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*deadline_ - now));
     }
-    if (drain_deadline && ready) {
-      wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*drain_deadline - now));
+    if (drain_deadline_ && ready) {
+      wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*drain_deadline_ - now));
     }
-    int ready_count = poll(fds, n, static_cast<int>(std::max<int64_t>(wait.count(), 0)));
-    if (ready_count < 0 && errno != EINTR) break;
+    return wait;
+  }
 
-    if (!cancelled && sink.Cancelled()) {
-      cancelled = true;
-      kill_group(SIGKILL, "cancelled by the client");
+  // Cancellation, the timeout and Signal requests act on every wake-up, whatever the output.
+  void ActOnRequests() {
+    if (!cancelled_ && sink_.Cancelled()) {
+      cancelled_ = true;
+      KillGroup(SIGKILL, "cancelled by the client");
     }
-    if (!exited && deadline && Clock::now() >= *deadline) {
-      kill_group(SIGKILL, absl::StrCat("timeout after ", options.timeout.count(), " ms"));
+    if (!exited_ && deadline_ && Clock::now() >= *deadline_) {
+      KillGroup(SIGKILL, absl::StrCat("timeout after ", options_.timeout.count(), " ms"));
     }
-    if (std::optional<RunControl::SignalRequest> req = control.TakeRequest(); req && !exited) {
+    if (std::optional<RunControl::SignalRequest> req = control_.TakeRequest(); req && !exited_) {
       if (req->signal == SIGKILL || req->signal == SIGTERM || req->signal == SIGINT ||
           req->signal == SIGHUP) {
-        kill_group(req->signal, req->reason);
+        KillGroup(req->signal, req->reason);
       } else {
-        process.SignalGroup(req->signal);
+        process_.SignalGroup(req->signal);
       }
     }
+  }
 
-    for (int i = 0; i < n && ready_count > 0; ++i) {
-      if (fds[i].revents == 0) continue;
-      const int fd = fds[i].fd;
-      if (fd == process.stdout_fd() || fd == process.stderr_fd()) {
-        const bool is_out = fd == process.stdout_fd();
-        ssize_t got = read(fd, buffer.data(), buffer.size());
-        if (got > 0) {
-          v1::SandboxEvent event;
-          if (is_out) {
-            event.set_stdout(buffer.data(), got);
-          } else {
-            event.set_stderr(buffer.data(), got);
-          }
-          if (!cancelled && !sink.Emit(event)) {
-            cancelled = true;
-            kill_group(SIGKILL, "the receiver went away");
-          }
-          if (!is_out && options.report_violations) {
-            emit_violations(scanner.Feed(absl::string_view(buffer.data(), got)));
-          }
-        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          if (is_out) {
-            process.CloseStdout();
-          } else {
-            process.CloseStderr();
-            if (options.report_violations) emit_violations(scanner.Finish());
-          }
-        }
-      } else if (fd == process.stdin_fd()) {
-        ssize_t put = write(fd, pending_stdin.data() + stdin_off, pending_stdin.size() - stdin_off);
-        if (put > 0) stdin_off += put;
-        if ((put < 0 && errno != EAGAIN && errno != EINTR) || stdin_off == pending_stdin.size()) {
-          process.CloseStdin();
-        }
-      } else if (fd == process.pidfd() && !exited) {
-        // Leftovers of the command's process group do not outlive it; the leader is not
-        // reaped yet, so the group id cannot have been recycled.
-        process.SignalGroup(SIGKILL);
-        wait_status = process.Reap().value_or(0);
-        exited = true;
-        process.CloseStdin();
-        drain_deadline = Clock::now() + options.drain_limit;
+  void OnReady(int fd) {
+    if (fd == process_.stdout_fd() || fd == process_.stderr_fd()) {
+      ReadOutput(fd, fd == process_.stdout_fd());
+    } else if (fd == process_.stdin_fd()) {
+      FeedStdin(fd);
+    } else if (fd == process_.pidfd() && !exited_) {
+      OnExit();
+    }
+  }
+
+  void ReadOutput(int fd, bool is_out) {
+    const ssize_t got = read(fd, buffer_.data(), buffer_.size());
+    if (got > 0) {
+      v1::SandboxEvent event;
+      if (is_out) {
+        event.set_stdout(buffer_.data(), got);
+      } else {
+        event.set_stderr(buffer_.data(), got);
+      }
+      if (!cancelled_ && !sink_.Emit(event)) {
+        cancelled_ = true;
+        KillGroup(SIGKILL, "the receiver went away");
+      }
+      if (!is_out && options_.report_violations) {
+        EmitViolations(scanner_.Feed(absl::string_view(buffer_.data(), got)));
+      }
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      if (is_out) {
+        process_.CloseStdout();
+      } else {
+        CloseStderr();
       }
     }
-    now = Clock::now();
-    if (drain_deadline && !ready && !kill.has_value()) {
-      *drain_deadline += now - last_tick;  // a slow receiver does not cut a finished command short
+  }
+
+  void FeedStdin(int fd) {
+    const ssize_t put =
+        write(fd, pending_stdin_.data() + stdin_off_, pending_stdin_.size() - stdin_off_);
+    if (put > 0) stdin_off_ += put;
+    if ((put < 0 && errno != EAGAIN && errno != EINTR) || stdin_off_ == pending_stdin_.size()) {
+      process_.CloseStdin();
     }
-    last_tick = now;
-    if (exited && !ready) {
-      if (!unready_since) unready_since = now;
+  }
+
+  void OnExit() {
+    // Leftovers of the command's process group do not outlive it; the leader is not reaped
+    // yet, so the group id cannot have been recycled.
+    process_.SignalGroup(SIGKILL);
+    wait_status_ = process_.Reap().value_or(0);
+    exited_ = true;
+    process_.CloseStdin();
+    drain_deadline_ = Clock::now() + options_.drain_limit;
+  }
+
+  // After the exit, output still held open elsewhere drains until the drain deadline, whose
+  // clock stops while the receiver is slow; a receiver that takes nothing for stall_limit
+  // loses the rest.
+  void AdvanceDrain(bool ready) {
+    const Clock::time_point now = Clock::now();
+    if (drain_deadline_ && !ready && !kill_.has_value()) {
+      *drain_deadline_ +=
+          now - last_tick_;  // a slow receiver does not cut a finished command short
+    }
+    last_tick_ = now;
+    if (exited_ && !ready) {
+      if (!unready_since_) unready_since_ = now;
     } else {
-      unready_since.reset();
+      unready_since_.reset();
     }
-    if ((drain_deadline && now >= *drain_deadline) || (exited && cancelled) ||
-        (unready_since && now - *unready_since >= options.stall_limit)) {
-      close_output();
+    if ((drain_deadline_ && now >= *drain_deadline_) || (exited_ && cancelled_) ||
+        (unready_since_ && now - *unready_since_ >= options_.stall_limit)) {
+      process_.CloseStdout();
+      if (process_.stderr_fd() >= 0) CloseStderr();
     }
   }
 
-  if (cancelled) return RunOutcome::kCancelled;
-  v1::SandboxEvent last;
-  if (kill.has_value()) {
-    last.mutable_killed()->set_reason(kill->reason);
-    last.mutable_killed()->set_signal(kill->signal);
-    sink.Emit(last);
-    return RunOutcome::kKilled;
+  RunOutcome Finish() {
+    if (cancelled_) return RunOutcome::kCancelled;
+    v1::SandboxEvent last;
+    if (kill_.has_value()) {
+      last.mutable_killed()->set_reason(kill_->reason);
+      last.mutable_killed()->set_signal(kill_->signal);
+      sink_.Emit(last);
+      return RunOutcome::kKilled;
+    }
+    const int code = WIFEXITED(wait_status_)     ? WEXITSTATUS(wait_status_)
+                     : WIFSIGNALED(wait_status_) ? 128 + WTERMSIG(wait_status_)
+                                                 : 255;
+    last.mutable_exit()->set_exit_code(code);
+    sink_.Emit(last);
+    return RunOutcome::kExited;
   }
-  int code = WIFEXITED(wait_status)     ? WEXITSTATUS(wait_status)
-             : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
-                                        : 255;
-  last.mutable_exit()->set_exit_code(code);
-  sink.Emit(last);
-  return RunOutcome::kExited;
+
+  void KillGroup(int sig, std::string reason) {
+    if (!kill_.has_value()) kill_ = RunControl::SignalRequest{sig, std::move(reason)};
+    process_.SignalGroup(sig);
+  }
+
+  void CloseStderr() {
+    process_.CloseStderr();
+    if (options_.report_violations) EmitViolations(scanner_.Finish());
+  }
+
+  void EmitViolations(std::vector<v1::SandboxViolation> found) {
+    for (v1::SandboxViolation& violation : found) {
+      v1::SandboxEvent event;
+      *event.mutable_violation() = std::move(violation);
+      if (!cancelled_) sink_.Emit(event);
+    }
+  }
+
+  SandboxProcess& process_;
+  RunControl& control_;
+  const SuperviseOptions& options_;
+  EventSink& sink_;
+  const std::string pending_stdin_;
+  size_t stdin_off_ = 0;
+  std::optional<Clock::time_point> deadline_;
+  std::optional<Clock::time_point> drain_deadline_;
+  std::optional<Clock::time_point> unready_since_;  // after exit, while the sink takes nothing
+  std::optional<RunControl::SignalRequest> kill_;   // set when we ended the run
+  Clock::time_point last_tick_;
+  bool cancelled_ = false;
+  bool exited_ = false;
+  int wait_status_ = 0;
+  std::string buffer_;
+  policy::ViolationScanner scanner_;
+};
+
+}  // namespace
+
+RunOutcome Supervise(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
+                     EventSink& sink) {
+  return Supervision(process, control, options, sink).Run();
 }
 
 }  // namespace ccsandbox::launcher
