@@ -29,18 +29,19 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/dashed_flags.h"
 #include "broker/cli_events.h"
 #include "broker/cli_exit.h"
 #include "broker/cli_policy.h"
 #include "broker/cli_spec.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
-#include "base/dashed_flags.h"
 #include "policy/plan/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
 
-ABSL_FLAG(std::string, broker, "", "broker address, e.g. unix:/run/ccsandbox/broker.sock "
-                                   "(default: $CCSANDBOX_BROKER)");
+ABSL_FLAG(std::string, broker, "",
+          "broker address, e.g. unix:/run/ccsandbox/broker.sock "
+          "(default: $CCSANDBOX_BROKER)");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
 ABSL_FLAG(std::string, spec, "", "run: SandboxSpec as proto3 JSON");
 ABSL_FLAG(std::string, workdir, "", "run: working directory (default: the current one)");
@@ -108,81 +109,94 @@ std::string NewSessionId() {
   return absl::StrFormat("cli-%d-%08x", getpid(), rd());
 }
 
-int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
-  if (command.empty()) return Fail("run: no command given (sandboxctl run -- CMD [ARGS...])");
+// The Launch and Exec requests of one `run`, complete and checked before anything is sent: a
+// refusal leaves no session behind.
+struct RunRequests {
+  v1::LaunchRequest launch;
+  v1::ExecRequest exec;
+};
+
+absl::StatusOr<std::string> ResolveWorkdir() {
   std::string workdir = absl::GetFlag(FLAGS_workdir);
   char resolved[PATH_MAX];
   if (workdir.empty()) {
-    if (getcwd(resolved, sizeof(resolved)) == nullptr) return Fail("cannot read the current directory");
-    workdir = resolved;
-  } else if (realpath(workdir.c_str(), resolved) != nullptr) {
-    workdir = resolved;
-  } else {
-    return Fail(absl::StrCat("--workdir: '", workdir, "' does not exist"));
+    if (getcwd(resolved, sizeof(resolved)) == nullptr) {
+      return absl::FailedPreconditionError("cannot read the current directory");
+    }
+    return std::string(resolved);
   }
+  if (realpath(workdir.c_str(), resolved) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--workdir: '", workdir, "' does not exist"));
+  }
+  return std::string(resolved);
+}
+
+absl::StatusOr<RunRequests> BuildRunRequests(const std::vector<std::string>& command) {
+  absl::StatusOr<std::string> workdir = ResolveWorkdir();
+  if (!workdir.ok()) return workdir.status();
   const double timeout = absl::GetFlag(FLAGS_timeout);
   if (!(timeout >= 0) || timeout * 1000 > static_cast<double>(policy::kMaxTimeoutMs)) {
-    return Fail("--timeout: from 0 (none) to 604800 seconds (7 days)");
+    return absl::InvalidArgumentError("--timeout: from 0 (none) to 604800 seconds (7 days)");
   }
 
-  v1::LaunchRequest launch;
+  RunRequests r;
   const std::string spec_file = absl::GetFlag(FLAGS_spec);
   if (spec_file.empty()) {
-    *launch.mutable_spec() = DefaultSpec(workdir, NewSessionId());
+    *r.launch.mutable_spec() = DefaultSpec(*workdir, NewSessionId());
   } else {
     absl::StatusOr<v1::SandboxSpec> spec = LoadSpecFile(spec_file);
-    if (!spec.ok()) return Fail(std::string(spec.status().message()));
-    *launch.mutable_spec() = *spec;
-    if (launch.spec().session_id().empty()) launch.mutable_spec()->set_session_id(NewSessionId());
+    if (!spec.ok()) return spec.status();
+    *r.launch.mutable_spec() = *spec;
+    if (r.launch.spec().session_id().empty()) {
+      r.launch.mutable_spec()->set_session_id(NewSessionId());
+    }
   }
-  launch.set_backend(absl::GetFlag(FLAGS_backend));
+  r.launch.set_backend(absl::GetFlag(FLAGS_backend));
   if (absl::GetFlag(FLAGS_no_filename_denies)) {
-    launch.mutable_spec()->mutable_write_deny_patterns()->clear_patterns();
+    r.launch.mutable_spec()->mutable_write_deny_patterns()->clear_patterns();
   }
 
-  // The request is complete and checked before Launch: a refusal leaves no session behind.
-  v1::ExecRequest exec;
-  for (const std::string& arg : command) exec.add_argv(arg);
-  if (!absl::GetFlag(FLAGS_workdir).empty()) exec.set_guest_workdir(workdir);
-  exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
+  for (const std::string& arg : command) r.exec.add_argv(arg);
+  if (!absl::GetFlag(FLAGS_workdir).empty()) r.exec.set_guest_workdir(*workdir);
+  r.exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
   // If this process dies (even SIGKILL), the broker still tears the session down.
-  exec.set_destroy_session_after(true);
+  r.exec.set_destroy_session_after(true);
   if (absl::GetFlag(FLAGS_stdin)) {
     absl::StatusOr<std::string> input = ReadStdin();
-    if (!input.ok()) return Fail(std::string(input.status().message()));
-    exec.set_stdin(*std::move(input));
+    if (!input.ok()) return input.status();
+    r.exec.set_stdin(*std::move(input));
   }
-  if (absl::Status valid = policy::CheckSpecLimits(launch.spec()); !valid.ok()) {
-    return Fail(std::string(valid.message()));
-  }
-  if (absl::Status valid = policy::CheckExecLimits(exec); !valid.ok()) {
-    return Fail(std::string(valid.message()));
-  }
+  if (absl::Status valid = policy::CheckSpecLimits(r.launch.spec()); !valid.ok()) return valid;
+  if (absl::Status valid = policy::CheckExecLimits(r.exec); !valid.ok()) return valid;
+  return r;
+}
 
+// Launches the session and says on stderr when the run will be weakened or unsandboxed.
+absl::StatusOr<v1::SandboxHandle> LaunchSession(v1::SandboxBroker::Stub& stub,
+                                                const v1::LaunchRequest& launch, bool json) {
   v1::SandboxHandle handle;
-  {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    grpc::Status status = stub.Launch(&ctx, launch, &handle);
-    if (!status.ok()) return Fail(status.error_message());
-  }
-  const std::string session = handle.session_id();
-  auto filenames = handle.details().fields().find("filenamePolicy");
-  if (filenames != handle.details().fields().end() && !json &&
-      filenames->second.string_value().rfind("WEAKENED", 0) == 0) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  grpc::Status status = stub.Launch(&ctx, launch, &handle);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  if (json) return handle;
+  const auto& fields = handle.details().fields();
+  auto filenames = fields.find("filenamePolicy");
+  if (filenames != fields.end() && filenames->second.string_value().rfind("WEAKENED", 0) == 0) {
     std::cerr << "sandboxctl: filename-pattern denies " << filenames->second.string_value()
               << std::endl;
   }
-  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE && !json) {
-    auto note = handle.details().fields().find("backendNote");
+  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+    auto note = fields.find("backendNote");
     std::cerr << "sandboxctl: running UNSANDBOXED ("
-              << (note == handle.details().fields().end() ? "backend none"
-                                                          : note->second.string_value())
-              << ")" << std::endl;
+              << (note == fields.end() ? "backend none" : note->second.string_value()) << ")"
+              << std::endl;
   }
+  return handle;
+}
 
-  exec.set_session_id(session);
-
+// Runs `exec`, printing its events, and returns the exit code sandboxctl should end with.
+int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool json) {
   // Ctrl-C / SIGTERM: cancel the run (the broker kills the sandbox), then tear down.
   grpc::ClientContext exec_ctx;
   std::atomic<int> stop_signal{0};
@@ -224,6 +238,16 @@ int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, 
   if (!tool_error.empty()) return Fail(tool_error);
   if (!code.has_value()) return Fail("the run ended without an exit event");
   return *code;
+}
+
+int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
+  if (command.empty()) return Fail("run: no command given (sandboxctl run -- CMD [ARGS...])");
+  absl::StatusOr<RunRequests> requests = BuildRunRequests(command);
+  if (!requests.ok()) return Fail(std::string(requests.status().message()));
+  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, requests->launch, json);
+  if (!handle.ok()) return Fail(std::string(handle.status().message()));
+  requests->exec.set_session_id(handle->session_id());
+  return StreamRun(stub, requests->exec, json);
 }
 
 int Main(int argc, char** argv) {
