@@ -13,7 +13,7 @@
 //      handshake, one byte each way, close), vs direct connections per second
 //   3. added time to first byte: connect + handshake + one echoed byte, proxy minus direct
 //   4. memory: RSS per idle session (200 sessions) and per open tunnel (1000 tunnels)
-// Targets (issue 5): >= 0.7x direct throughput, >= 5,000 tunnels/s, <= 1 MiB per idle
+// Targets: >= 0.7x direct throughput, >= 5,000 tunnels/s, <= 1 MiB per idle
 // session, <= 32 KiB per open tunnel. `--figures=13` picks figures; see --help for sizes.
 #include <arpa/inet.h>
 #include <netinet/in.h>
