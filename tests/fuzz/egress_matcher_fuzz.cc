@@ -13,19 +13,7 @@
 #include "absl/strings/match.h"
 #include "policy/egress/allowlist.h"
 #include "policy/egress/pattern.h"
-
-namespace {
-
-// Aborts with the failed invariant's text and line, so a crash input explains itself.
-#define Check(condition)                                                          \
-  do {                                                                            \
-    if (!(condition)) {                                                           \
-      std::fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #condition); \
-      std::abort();                                                               \
-    }                                                                             \
-  } while (0)
-
-}  // namespace
+#include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ccsandbox::policy;
@@ -43,58 +31,58 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<EgressHost> host = NormalizeEgressHost(raw_host);
   if (host.ok()) {
     absl::StatusOr<EgressHost> again = NormalizeEgressHost(host->name);
-    Check(again.ok() && again->name == host->name && again->is_ip() == host->is_ip());
+    FUZZ_CHECK(again.ok() && again->name == host->name && again->is_ip() == host->is_ip());
     if (!host->is_ip()) {
-      for (char c : host->name) Check(static_cast<unsigned char>(c) < 0x80 && c != '*');
+      for (char c : host->name) FUZZ_CHECK(static_cast<unsigned char>(c) < 0x80 && c != '*');
     }
   }
 
   absl::StatusOr<EgressPattern> pattern = EgressPattern::Parse(entry);
   if (!pattern.ok()) {
-    Check(pattern.status().code() == absl::StatusCode::kInvalidArgument);
-    Check(!EgressAllowlist::ResolveEntries(true, {entry}).ok());
+    FUZZ_CHECK(pattern.status().code() == absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!EgressAllowlist::ResolveEntries(true, {entry}).ok());
     return 0;
   }
   absl::StatusOr<EgressPattern> reparsed = EgressPattern::Parse(pattern->text());
-  Check(reparsed.ok() && reparsed->text() == pattern->text() &&
+  FUZZ_CHECK(reparsed.ok() && reparsed->text() == pattern->text() &&
         reparsed->kind() == pattern->kind() && reparsed->port() == pattern->port());
   if (!host.ok()) return 0;
 
   const bool matches = pattern->MatchesHost(*host);
-  Check(reparsed->MatchesHost(*host) == matches);
+  FUZZ_CHECK(reparsed->MatchesHost(*host) == matches);
   std::string text = pattern->text();  // the entry without its ":port"
   if (pattern->port()) text = text.substr(0, text.rfind(':'));
   switch (pattern->kind()) {
     case EgressPattern::Kind::kExactName:
-      Check(matches == (!host->is_ip() && host->name == text));
+      FUZZ_CHECK(matches == (!host->is_ip() && host->name == text));
       break;
     case EgressPattern::Kind::kAnySubdomain: {
       const std::string apex = text.substr(2);
       absl::StatusOr<EgressHost> apex_host = NormalizeEgressHost(apex);
-      Check(apex_host.ok() && !pattern->MatchesHost(*apex_host));
-      if (matches) Check(absl::EndsWith(host->name, "." + apex));
+      FUZZ_CHECK(apex_host.ok() && !pattern->MatchesHost(*apex_host));
+      if (matches) FUZZ_CHECK(absl::EndsWith(host->name, "." + apex));
       break;
     }
     case EgressPattern::Kind::kOneLabel:
-      if (matches) Check(!host->is_ip());
+      if (matches) FUZZ_CHECK(!host->is_ip());
       break;
     case EgressPattern::Kind::kAddress:
-      Check(matches == (host->is_ip() && host->name == ParseIpLiteral(text)->ToString()));
+      FUZZ_CHECK(matches == (host->is_ip() && host->name == ParseIpLiteral(text)->ToString()));
       break;
   }
 
   absl::StatusOr<EgressAllowlist> list = EgressAllowlist::ResolveEntries(true, {entry});
-  Check(list.ok());
+  FUZZ_CHECK(list.ok());
   const EgressDecision decision = list->CheckHost(raw_host, port);
-  if (decision.allowed) Check(decision.host.has_value());
+  if (decision.allowed) FUZZ_CHECK(decision.host.has_value());
   if (matches && pattern->AllowsPort(port) &&
       decision.reason.find("permanently") == std::string::npos) {
-    Check(decision.allowed);
+    FUZZ_CHECK(decision.allowed);
   }
   absl::StatusOr<EgressAllowlist> off = EgressAllowlist::ResolveEntries(false, {entry});
-  Check(off.ok() && !off->CheckHost(raw_host, port).allowed);
+  FUZZ_CHECK(off.ok() && !off->CheckHost(raw_host, port).allowed);
   // The deny list wins whatever the entry says.
-  Check(!list->CheckHost("metadata.google.internal", port).allowed);
-  Check(!list->CheckHost("169.254.169.254", port).allowed);
+  FUZZ_CHECK(!list->CheckHost("metadata.google.internal", port).allowed);
+  FUZZ_CHECK(!list->CheckHost("169.254.169.254", port).allowed);
   return 0;
 }

@@ -9,19 +9,7 @@
 
 #include "proxy/http_forward.h"
 #include "proxy/http_head_parser.h"
-
-namespace {
-
-// Aborts with the failed invariant's text and line, so a crash input explains itself.
-#define Check(condition)                                                          \
-  do {                                                                            \
-    if (!(condition)) {                                                           \
-      std::fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #condition); \
-      std::abort();                                                               \
-    }                                                                             \
-  } while (0)
-
-}  // namespace
+#include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ccsandbox::proxy;
@@ -33,38 +21,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const HeadScan first = ScanRequestHead(input.substr(0, split));
   const HeadScan resumed =
       ScanRequestHead(input, first.state == HeadScan::State::kIncomplete ? split : 0);
-  Check(whole.state == resumed.state && whole.head_size == resumed.head_size);
+  FUZZ_CHECK(whole.state == resumed.state && whole.head_size == resumed.head_size);
   if (whole.state != HeadScan::State::kComplete) return 0;
-  Check(whole.head_size <= kMaxRequestHeadBytes);
+  FUZZ_CHECK(whole.head_size <= kMaxRequestHeadBytes);
 
   absl::StatusOr<HttpRequestHead> head = ParseRequestHead(input.substr(0, whole.head_size));
   if (!head.ok()) {
     const int status = HttpStatusForParseError(head.status());
-    Check(status == 400 || status == 431 || status == 505);
+    FUZZ_CHECK(status == 400 || status == 431 || status == 505);
     return 0;
   }
-  Check(head->headers.size() <= kMaxHeaderFields);
+  FUZZ_CHECK(head->headers.size() <= kMaxHeaderFields);
   if (head->method == "CONNECT") {
     absl::StatusOr<HttpAuthority> authority = ParseConnectTarget(head->target);
-    if (authority.ok()) Check(authority->port != 0 && !authority->host.empty());
+    if (authority.ok()) FUZZ_CHECK(authority->port != 0 && !authority->host.empty());
     return 0;
   }
   absl::StatusOr<AbsoluteHttpTarget> target = ParseAbsoluteHttpTarget(head->target);
   if (!target.ok()) return 0;
-  Check(target->authority.port != 0 && !target->authority.host.empty());
-  Check(!target->origin_form.empty() && target->origin_form[0] == '/');
+  FUZZ_CHECK(target->authority.port != 0 && !target->authority.host.empty());
+  FUZZ_CHECK(!target->origin_form.empty() && target->origin_form[0] == '/');
   const std::string forwarded = BuildForwardedRequestHead(*head, *target);
   // Each field may gain the space after its colon; Host and Connection: close are added.
-  Check(forwarded.size() <= whole.head_size + head->headers.size() + 64);
+  FUZZ_CHECK(forwarded.size() <= whole.head_size + head->headers.size() + 64);
   absl::StatusOr<HttpRequestHead> again = ParseRequestHead(forwarded);
   // Those additions may take the head just past the parser's own limits; nothing else may fail.
   if (!again.ok() && again.status().code() == absl::StatusCode::kResourceExhausted &&
       (head->headers.size() + 2 > kMaxHeaderFields || forwarded.size() > kMaxRequestHeadBytes)) {
     return 0;
   }
-  Check(again.ok());
-  Check(again->Find("Proxy-Authorization") == nullptr);
-  Check(again->Find("Proxy-Connection") == nullptr);
-  Check(again->Find("Host") != nullptr && again->Find("Host")->value == target->host_header);
+  FUZZ_CHECK(again.ok());
+  FUZZ_CHECK(again->Find("Proxy-Authorization") == nullptr);
+  FUZZ_CHECK(again->Find("Proxy-Connection") == nullptr);
+  FUZZ_CHECK(again->Find("Host") != nullptr && again->Find("Host")->value == target->host_header);
   return 0;
 }

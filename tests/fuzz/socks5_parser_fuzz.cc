@@ -8,28 +8,20 @@
 #include <string>
 
 #include "proxy/socks5_parser.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
-
-// Aborts with the failed invariant's text and line, so a crash input explains itself.
-#define Check(condition)                                                          \
-  do {                                                                            \
-    if (!(condition)) {                                                           \
-      std::fprintf(stderr, "invariant failed at line %d: %s\n", __LINE__, #condition); \
-      std::abort();                                                               \
-    }                                                                             \
-  } while (0)
 
 template <typename T, typename Parse, typename Same>
 void CheckIncremental(const std::string& input, Parse parse, Same same) {
   const ccsandbox::proxy::Socks5Parse<T> full = parse(input);
   if (full.state != ccsandbox::proxy::Socks5ParseState::kComplete) return;
-  Check(full.consumed > 0 && full.consumed <= input.size());
+  FUZZ_CHECK(full.consumed > 0 && full.consumed <= input.size());
   const ccsandbox::proxy::Socks5Parse<T> exact = parse(input.substr(0, full.consumed));
-  Check(exact.state == ccsandbox::proxy::Socks5ParseState::kComplete);
-  Check(exact.consumed == full.consumed && same(exact.value, full.value));
+  FUZZ_CHECK(exact.state == ccsandbox::proxy::Socks5ParseState::kComplete);
+  FUZZ_CHECK(exact.consumed == full.consumed && same(exact.value, full.value));
   for (size_t n = 0; n < full.consumed; ++n) {
-    Check(parse(input.substr(0, n)).state != ccsandbox::proxy::Socks5ParseState::kComplete);
+    FUZZ_CHECK(parse(input.substr(0, n)).state != ccsandbox::proxy::Socks5ParseState::kComplete);
   }
 }
 
@@ -52,14 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Socks5Parse<Socks5Greeting> greeting = ParseSocks5Greeting(input);
   if (greeting.state == Socks5ParseState::kComplete) {
     const uint8_t method = ChooseSocks5Method(greeting.value, size % 2 == 0);
-    Check(method == kSocks5MethodNoAuth || method == kSocks5MethodUserPass ||
+    FUZZ_CHECK(method == kSocks5MethodNoAuth || method == kSocks5MethodUserPass ||
           method == kSocks5MethodNoneAcceptable);
-    Check(BuildSocks5MethodSelection(method).size() == 2);
+    FUZZ_CHECK(BuildSocks5MethodSelection(method).size() == 2);
   }
   Socks5Parse<Socks5Request> request = ParseSocks5Request(input);
   if (request.state == Socks5ParseState::kComplete) {
-    Check(!request.value.host.empty() && request.value.host.size() <= 255);
-    Check(BuildSocks5Reply(kSocks5NotAllowed).size() == 10);
+    FUZZ_CHECK(!request.value.host.empty() && request.value.host.size() <= 255);
+    FUZZ_CHECK(BuildSocks5Reply(kSocks5NotAllowed).size() == 10);
   }
   return 0;
 }
