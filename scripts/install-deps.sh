@@ -13,6 +13,7 @@ packages=(
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
+  clang-format-14  # scripts/check-format.sh
 )
 
 missing=()
