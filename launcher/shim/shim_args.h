@@ -6,8 +6,9 @@
 //                 [--free-sockets=DIR ...]] -- CMD [ARGS...]
 //
 //   launcher:  ShimArgs args = ...;  argv += RenderShimArgs(args);  argv += command;
-//   shim:      absl::StatusOr<ShimCommandLine> line = ParseShimArgs({argv + 1, argv + argc});
-//              if (!line.ok()) exit 126;  ... execvp(argv[1 + line->command_start], ...)
+//   shim:      absl::StatusOr<ShimCommandLine> line =
+//                  ParseShimArgs(std::vector<std::string>(argv + 1, argv + argc));
+//              if (!line.ok()) return 126;  ...  char** command = argv + 1 + line->command_start;
 //
 // Parsing fails closed: an unknown flag, a malformed value (a non-loopback bridge, a relative
 // or unnormalised dir, a channel fd below 3), a missing command, or guard dirs without
