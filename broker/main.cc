@@ -1,6 +1,5 @@
 // sandbox_brokerd: the unprivileged daemon that server components call. Probes the host
 // once, logs exactly one boot line, keeps sessions and runs their commands on the launcher.
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include "base/deny_all_service.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
+#include "base/stop_signals.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -74,12 +74,7 @@ int Main(int argc, char** argv) {
 
   // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
   // the mask, so SIGINT/SIGTERM reach only the stopper below and shutdown is orderly.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  BlockStopSignals();
   // Every session's proxies and streams cost descriptors: take all the kernel allows us, so
   // one busy session does not starve Launch and the others (per-session caps bound the rest).
   size_t fd_limit = 1024;
@@ -225,8 +220,7 @@ int Main(int argc, char** argv) {
   spdlog::info("listening on {}; launcher at {}", listen, config.launcher_address);
 
   std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    const int sig = WaitForStopSignal();
     spdlog::info("signal {}: stopping; running commands are cancelled", sig);
     if (listener != nullptr) listener->Stop();
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

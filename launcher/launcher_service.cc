@@ -22,6 +22,8 @@
 #include "base/real_host_view.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/seccomp_baseline.h"
+#include "launcher/shim/shim_args.h"
+#include "launcher/shim_plan.h"
 #include "policy/plan/bwrap_argv.h"
 #include "policy/plan/create_guard_plan.h"
 #include "policy/plan/egress_wiring.h"
@@ -241,6 +243,7 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
     if (!staged.ok()) return staged.status();
     fds.stage = *std::move(staged);
     bwrap.sources = fds.stage->sources();
+    std::optional<int> shim_channel;  // the shim's end of the create guard's channel
     if (plan.has_create_guard()) {
       // Never run a plan that needs the guard without it: refuse instead.
       if (!config_.create_guard_available) {
@@ -253,8 +256,11 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
       fds.guard_launcher = std::move(channel->first);
       fds.guard_shim = std::move(channel->second);
       spec.inherit_fds.push_back(fds.guard_shim.get());
-      bwrap.create_guard_fd = fds.guard_shim.get();
+      shim_channel = fds.guard_shim.get();
     }
+    absl::StatusOr<ShimArgs> shim = ShimArgsFor(plan, shim_channel);
+    if (!shim.ok()) return shim.status();
+    bwrap.shim_args = RenderShimArgs(*shim);
     absl::StatusOr<std::vector<std::string>> argv =
         policy::RenderBwrapArgv(plan, bwrap, RealHostView());
     if (!argv.ok()) return argv.status();

@@ -2,7 +2,6 @@
 // configured peer uids (SO_PEERCRED), validates each LaunchPlan and runs it under bwrap (or
 // unwrapped with a scrubbed environment for the none backend), streaming its events.
 #include <grp.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +28,7 @@
 #include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
 #include "base/peer_listener.h"
+#include "base/stop_signals.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/plan/bwrap_argv.h"
 #include "base/paths.h"
@@ -188,12 +188,7 @@ int Main(int argc, char** argv) {
 
   // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
   // by a dedicated thread for an orderly shutdown.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  BlockStopSignals();
 
   absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(socket_path);
   if (!listener.ok()) {
@@ -237,8 +232,7 @@ int Main(int argc, char** argv) {
   std::unique_ptr<grpc::Server> sandboxed_server = sandboxed_builder.BuildAndStart();
 
   std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    const int sig = WaitForStopSignal();
     spdlog::info("signal {}: stopping; running sandboxes are killed", sig);
     (*listener)->Stop();
   });

@@ -6,11 +6,8 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <optional>
 #include <sstream>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "launcher/create_guard/filter.h"
@@ -74,36 +71,6 @@ std::vector<MountEntry> ParseMountInfo(absl::string_view text) {
 }
 
 }  // namespace
-
-absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
-                                         CreateGuardShimConfig& config) {
-  auto value_of =
-      [&arg](absl::string_view flag) -> std::optional<absl::string_view> {
-    if (!absl::StartsWith(arg, flag)) return std::nullopt;
-    return arg.substr(flag.size());
-  };
-  if (auto fd = value_of("--create-guard=")) {
-    int n = -1;
-    if (!absl::SimpleAtoi(*fd, &n) || n < 3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--create-guard: bad fd '", *fd, "'"));
-    }
-    config.channel_fd = n;
-    return true;
-  }
-  for (auto [flag, list] : {std::pair{"--free-create=", &config.free_dirs},
-                            std::pair{"--writable=", &config.writable_dirs},
-                            std::pair{"--free-sockets=", &config.socket_dirs}}) {
-    if (auto dir = value_of(flag)) {
-      if (absl::Status ok = CheckNormalizedAbsolute(flag, *dir);
-          !ok.ok())
-        return ok;
-      list->emplace_back(*dir);
-      return true;
-    }
-  }
-  return false;
-}
 
 absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                            const std::vector<std::string>& writable_dirs,

@@ -4,8 +4,8 @@
 //   sandbox_shim --create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]
 //   [...] -- cmd
 //
-//   CreateGuardShimConfig config;  ParseCreateGuardArg(arg, config) for each
-//   argument child: if (!ApplyCreateGuard(config).ok()) _exit(126);  exec(cmd)
+//   CreateGuardShimConfig config = ParseShimArgs(...)->args.create_guard;  (shim_args.h)
+//   child: if (!ApplyCreateGuard(config).ok()) _exit(126);  exec(cmd)
 //
 // ApplyCreateGuard checks each free dir against the live mount table (it must
 // be a tmpfs mount point with no read-write mount beneath it, and overlap no
@@ -20,22 +20,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "launcher/shim/shim_args.h"
 
 namespace ccsandbox::launcher {
-
-struct CreateGuardShimConfig {
-  int channel_fd = -1;                     // --create-guard=FD; -1 = no guard
-  std::vector<std::string> free_dirs;      // --free-create=DIR
-  std::vector<std::string> writable_dirs;  // --writable=DIR
-  std::vector<std::string> socket_dirs;    // --free-sockets=DIR: bind(AF_UNIX) beneath
-};
-
-// True when `arg` is one of the flags above (and records it); an error for a
-// malformed value of one of them; false for any other argument.
-absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg,
-                                         CreateGuardShimConfig& config);
 
 // OK when each free dir is safe to let the command create in unchecked, given
 // the mount table in `mountinfo` (the text of /proc/self/mountinfo). Pure;

@@ -19,22 +19,6 @@ constexpr char kMountInfo[] =
     "79 77 254:0 /data /tmp/ro ro,nosuid,nodev,relatime shared:5 - ext4 "
     "/dev/vda rw\n";
 
-TEST(ParseCreateGuardArg, RecordsOurFlagsOnly) {
-  CreateGuardShimConfig config;
-  EXPECT_TRUE(*ParseCreateGuardArg("--create-guard=5", config));
-  EXPECT_TRUE(*ParseCreateGuardArg("--free-create=/tmp", config));
-  EXPECT_TRUE(*ParseCreateGuardArg("--writable=/work", config));
-  EXPECT_FALSE(*ParseCreateGuardArg("--bridge=x", config));
-  EXPECT_EQ(config.channel_fd, 5);
-  EXPECT_EQ(config.free_dirs, std::vector<std::string>{"/tmp"});
-  EXPECT_EQ(config.writable_dirs, std::vector<std::string>{"/work"});
-  EXPECT_FALSE(ParseCreateGuardArg("--create-guard=1", config)
-                   .ok());  // stdio is not a channel
-  EXPECT_FALSE(ParseCreateGuardArg("--create-guard=x", config).ok());
-  EXPECT_FALSE(ParseCreateGuardArg("--free-create=tmp", config).ok());
-  EXPECT_FALSE(ParseCreateGuardArg("--writable=/w/../etc", config).ok());
-}
-
 // Socket dirs (--free-sockets) need only be the sandbox's own tmpfs: a writable bind may lie
 // beneath them.
 TEST(CheckFreeDirs, SocketDirsMayHoldWritableBinds) {

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace ccsandbox::launcher {
@@ -333,42 +332,6 @@ class Relay : public std::enable_shared_from_this<Relay> {
 };
 
 }  // namespace
-
-absl::StatusOr<BridgeRoute> ParseBridgeRoute(const std::string& text) {
-  const size_t eq = text.find('=');
-  const size_t colon = text.rfind(':', eq);
-  if (eq == std::string::npos || colon == std::string::npos || colon == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bridge: '", text, "' is not ADDRESS:PORT=UNIX_PATH"));
-  }
-  BridgeRoute route;
-  route.listen_address = text.substr(0, colon);
-  if (route.listen_address.size() > 2 && route.listen_address.front() == '[' &&
-      route.listen_address.back() == ']') {
-    route.listen_address =
-        route.listen_address.substr(1, route.listen_address.size() - 2);
-  }
-  uint32_t port;
-  if (!absl::SimpleAtoi(text.substr(colon + 1, eq - colon - 1), &port) ||
-      port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bridge: bad port in '", text, "'"));
-  }
-  route.listen_port = static_cast<uint16_t>(port);
-  route.unix_path = text.substr(eq + 1);
-  if (route.unix_path.empty() || route.unix_path[0] != '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bridge: '", text, "' needs an absolute path"));
-  }
-  asio::error_code error;
-  asio::ip::address address =
-      asio::ip::make_address(route.listen_address, error);
-  if (error || !address.is_loopback()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bridge: '", route.listen_address, "' is not a loopback address"));
-  }
-  return route;
-}
 
 absl::StatusOr<std::unique_ptr<NetBridge>> NetBridge::Create(
     asio::io_context& io, const std::vector<BridgeRoute>& routes) {

@@ -33,17 +33,9 @@
 
 #include "absl/status/statusor.h"
 #include "asio.hpp"
+#include "launcher/shim/shim_args.h"
 
 namespace ccsandbox::launcher {
-
-struct BridgeRoute {
-  std::string listen_address;  // a loopback address, e.g. 127.0.0.1
-  uint16_t listen_port = 0;    // 0 picks one (see ports())
-  std::string unix_path;       // where each connection is relayed to
-};
-
-// Parses "ADDRESS:PORT=UNIX_PATH" (IPv6 as "[::1]:PORT=...").
-absl::StatusOr<BridgeRoute> ParseBridgeRoute(const std::string& text);
 
 class NetBridge {
  public:

@@ -22,22 +22,6 @@ namespace {
 using UnixSocket = asio::local::stream_protocol::socket;
 using TcpSocket = asio::ip::tcp::socket;
 
-TEST(ParseBridgeRoute, AcceptsLoopbackOnly) {
-  auto v4 = ParseBridgeRoute("127.0.0.1:3128=/run/http.sock");
-  ASSERT_TRUE(v4.ok()) << v4.status();
-  EXPECT_EQ(v4->listen_address, "127.0.0.1");
-  EXPECT_EQ(v4->listen_port, 3128);
-  EXPECT_EQ(v4->unix_path, "/run/http.sock");
-  auto v6 = ParseBridgeRoute("[::1]:1080=/run/socks.sock");
-  ASSERT_TRUE(v6.ok()) << v6.status();
-  EXPECT_EQ(v6->listen_address, "::1");
-  EXPECT_FALSE(ParseBridgeRoute("0.0.0.0:3128=/run/x").ok());
-  EXPECT_FALSE(ParseBridgeRoute("10.0.0.1:3128=/run/x").ok());
-  EXPECT_FALSE(ParseBridgeRoute("127.0.0.1:99999=/run/x").ok());
-  EXPECT_FALSE(ParseBridgeRoute("127.0.0.1:80=relative").ok());
-  EXPECT_FALSE(ParseBridgeRoute("garbage").ok());
-}
-
 // Bytes that differ along the stream, so a lost, repeated or reordered chunk
 // shows.
 std::string Pattern(size_t size, uint32_t seed) {

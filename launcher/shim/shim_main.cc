@@ -3,13 +3,15 @@
 //   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
 //                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]] -- CMD [ARGS...]
 //
+// (shim_args.h owns the argument format.)
+//
 // Starts the network bridges (listening before the command runs), runs the command as its
 // child, relays until the command exits, and exits with the command's status (128+signal
 // when it was killed), so bwrap reports it unchanged. Everything the command leaves behind
 // dies with the sandbox's PID namespace.
 //
 // With --create-guard, the child applies create-time enforcement of the filename-pattern
-// denies before exec (create_guard_shim.h: Landlock, the create filter, the notify fd sent
+// denies before exec (create_guard/in_sandbox.h: Landlock, the create filter, the notify fd sent
 // to the launcher over FD). The shim itself stays outside both layers: it only bridges.
 // If the guard cannot be applied the command is not run (exit 126).
 #include <fcntl.h>
@@ -27,6 +29,7 @@
 #include "asio.hpp"
 #include "launcher/create_guard/in_sandbox.h"
 #include "launcher/shim/net_bridge.h"
+#include "launcher/shim/shim_args.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -37,31 +40,12 @@ int Fail(const std::string& message) {
 }
 
 int Main(int argc, char** argv) {
-  std::vector<BridgeRoute> routes;
-  CreateGuardShimConfig guard;
-  int i = 1;
-  for (; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.rfind("--bridge=", 0) == 0) {
-      absl::StatusOr<BridgeRoute> route = ParseBridgeRoute(arg.substr(9));
-      if (!route.ok()) return Fail(std::string(route.status().message()));
-      routes.push_back(*route);
-      continue;
-    }
-    absl::StatusOr<bool> guard_arg = ParseCreateGuardArg(arg, guard);
-    if (!guard_arg.ok()) return Fail(std::string(guard_arg.status().message()));
-    if (*guard_arg) continue;
-    return Fail("unknown argument '" + arg +
-                "' (usage: sandbox_shim [--bridge=...] [--create-guard=FD ...] -- CMD)");
-  }
-  if (i >= argc) return Fail("no command given");
-  if (guard.channel_fd < 0 && (!guard.free_dirs.empty() || !guard.writable_dirs.empty())) {
-    return Fail("--free-create and --writable need --create-guard");
-  }
+  absl::StatusOr<ShimCommandLine> line =
+      ParseShimArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!line.ok()) return Fail(std::string(line.status().message()));
+  const std::vector<BridgeRoute>& routes = line->args.bridges;
+  const CreateGuardShimConfig& guard = line->args.create_guard;
+  char** const command = argv + 1 + line->command_start;
   // Nothing but the guarded child may hold the channel, and the command never does.
   if (guard.channel_fd >= 0 && fcntl(guard.channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
     return Fail("--create-guard: fd " + std::to_string(guard.channel_fd) + " is not open");
@@ -88,8 +72,8 @@ int Main(int argc, char** argv) {
     // The bridge's listening sockets stay the bridge's: a command holding them could accept
     // the connections meant for the proxies.
     syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
-    execvp(argv[i], argv + i);
-    fprintf(stderr, "sandbox_shim: cannot run %s: %s\n", argv[i], strerror(errno));
+    execvp(command[0], command);
+    fprintf(stderr, "sandbox_shim: cannot run %s: %s\n", command[0], strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
   }
   if (guard.channel_fd >= 0) close(guard.channel_fd);

@@ -5,7 +5,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "policy/plan/create_guard_plan.h"
 #include "policy/plan/egress_wiring.h"
 #include "base/paths.h"
 
@@ -214,8 +213,8 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
     return absl::FailedPreconditionError(
         "the launcher has no sandbox_shim (needed for egress and the create guard)");
   }
-  if (guard && !config.create_guard_fd.has_value()) {
-    return absl::InternalError("create_guard: no notify channel for the shim");
+  if ((plan.has_egress() || guard) && config.shim_args.empty()) {
+    return absl::InternalError("the plan needs the shim but the launcher gave it no arguments");
   }
   if (plan.has_egress()) {
     op({"--ro-bind", SourceMap::Or(config.sources.http_socket, plan.egress().http_socket()),
@@ -230,17 +229,7 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   op({"--chdir", plan.workdir(), "--"});
   if (plan.has_egress() || guard) {
     argv.push_back(kSandboxShimPath);
-    if (plan.has_egress()) {
-      for (std::string& arg : EgressBridgeArgs()) argv.push_back(std::move(arg));
-    }
-    if (guard) {
-      const std::vector<GuardMount> mounts = GuardMountsOf(plan);
-      for (std::string& arg :
-           CreateGuardShimArgs(*config.create_guard_fd, FreeCreateDirs(mounts), mounts)) {
-        argv.push_back(std::move(arg));
-      }
-    }
-    argv.push_back("--");
+    argv.insert(argv.end(), config.shim_args.begin(), config.shim_args.end());
   }
   argv.insert(argv.end(), plan.argv().begin(), plan.argv().end());
   return argv;

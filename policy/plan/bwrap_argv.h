@@ -7,7 +7,7 @@
 //         <deny-read: empty read-only dir or /dev/null over each secret under a mount>
 //         <deny-write: each ancestor pinned as a mount point, the path itself read-only>
 //         [<egress: proxy sockets and the shim bound in read-only>]
-//         --chdir <workdir> -- [<shim --bridge=... -->] <argv...>
+//         --chdir <workdir> -- [<shim> <the shim's arguments, ending in -->] <argv...>
 //
 // Deny paths outside every mount are invisible anyway and produce no operation; deny-write
 // paths under a read-only mount are read-only already. A path under a hidden secret is
@@ -52,9 +52,11 @@ struct BwrapConfig {
   // The sandbox_shim binary on the host; bound in read-only when a plan needs it (egress,
   // create guard).
   std::string shim_path;
-  // The fd number (inherited by bwrap and passed on) of the shim's end of the create guard's
-  // notify channel; required when the plan has create_guard.
-  std::optional<int> create_guard_fd;
+  // The shim's arguments, up to and including the "--" before the command, as the launcher
+  // rendered them (launcher/shim/shim_args.h) for this plan: its egress bridges and its create
+  // guard (with the fd number, inherited by bwrap and passed on, of the shim's end of the
+  // notify channel). Required when the plan needs the shim.
+  std::vector<std::string> shim_args;
   BindSources sources;
   // The command runs as uid/gid 0 of its user namespace (a root caller, whose host uid is the
   // launcher's unprivileged sandbox uid); otherwise it keeps the caller's uid inside.

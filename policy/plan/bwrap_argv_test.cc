@@ -28,6 +28,21 @@ class FakeHost : public HostView {
   }
 };
 
+// The shim's arguments as the launcher renders them (launcher/shim_plan_test.cc pins that
+// it renders exactly these for the same plans).
+const std::vector<std::string> kEgressShimArgs = {
+    "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock",
+    "--bridge=127.0.0.1:1080=/run/ccsandbox/socks.sock", "--"};
+const std::vector<std::string> kGuardShimArgs = {"--create-guard=7", "--free-create=/tmp",
+                                                 "--writable=/w", "--"};
+const std::vector<std::string> kEgressAndGuardShimArgs = {
+    "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock",
+    "--bridge=127.0.0.1:1080=/run/ccsandbox/socks.sock",
+    "--create-guard=7",
+    "--free-create=/tmp",
+    "--writable=/w",
+    "--"};
+
 v1::LaunchPlan Plan(std::vector<std::pair<std::string, bool>> mounts) {
   v1::LaunchPlan plan;
   plan.set_backend(v1::SANDBOX_BACKEND_NATIVE);
@@ -110,6 +125,7 @@ TEST(RenderBwrapArgv, StagedSourcesGolden) {
   config.sources.shim = "/stage/shim";
   config.sources.http_socket = "/stage/http.sock";
   config.sources.socks_socket = "/stage/socks.sock";
+  config.shim_args = kEgressShimArgs;
   config.inside_root = true;
   v1::LaunchPlan plan = Plan({{"/w", false}, {"/w/sub", false}});
   plan.add_deny_write_paths("/w/a/.bashrc");
@@ -237,6 +253,7 @@ TEST(RenderBwrapArgv, EgressBindsTheProxySocketsAndWrapsTheCommandInTheShim) {
   plan.mutable_egress()->set_socks_socket("/run/b/s1/socks.sock");
   BwrapConfig config;
   config.shim_path = "/usr/lib/ccsandbox/sandbox_shim";
+  config.shim_args = kEgressShimArgs;
   absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
   ASSERT_TRUE(argv.ok()) << argv.status();
   const std::string got = absl::StrJoin(*argv, " ");
@@ -260,7 +277,7 @@ TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
   plan.mutable_create_guard()->add_deny_patterns(".env");
   BwrapConfig config;
   config.shim_path = "/usr/lib/ccsandbox/sandbox_shim";
-  config.create_guard_fd = 7;
+  config.shim_args = kGuardShimArgs;
   absl::StatusOr<std::vector<std::string>> argv = RenderBwrapArgv(plan, config, host);
   ASSERT_TRUE(argv.ok()) << argv.status();
   const std::string got = absl::StrJoin(*argv, " ");
@@ -272,6 +289,7 @@ TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
   // With egress too: one shim does both.
   plan.mutable_egress()->set_http_socket("/run/b/s1/http.sock");
   plan.mutable_egress()->set_socks_socket("/run/b/s1/socks.sock");
+  config.shim_args = kEgressAndGuardShimArgs;
   argv = RenderBwrapArgv(plan, config, host);
   ASSERT_TRUE(argv.ok()) << argv.status();
   EXPECT_NE(absl::StrJoin(*argv, " ").find(
@@ -279,10 +297,10 @@ TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
                 "--create-guard=7 --free-create=/tmp --writable=/w -- true"),
             std::string::npos)
       << absl::StrJoin(*argv, " ");
-  // No channel, or no shim: refused, never run unguarded.
-  config.create_guard_fd.reset();
+  // No shim arguments (so no channel), or no shim: refused, never run unguarded.
+  config.shim_args.clear();
   EXPECT_FALSE(RenderBwrapArgv(plan, config, host).ok());
-  config.create_guard_fd = 7;
+  config.shim_args = kEgressAndGuardShimArgs;
   config.shim_path.clear();
   EXPECT_EQ(RenderBwrapArgv(plan, config, host).status().code(),
             absl::StatusCode::kFailedPrecondition);

@@ -1,11 +1,11 @@
 // What the launcher hands to both sides of create-time enforcement of the
 // filename-pattern denies for one run, derived from the run's mounts. Pure.
 //
-//   std::vector<GuardMount> mounts = ...;                    // from the
-//   LaunchPlan std::vector<std::string> free = FreeCreateDirs(mounts);  //
-//   {"/tmp"} usually argv: bwrap ... -- sandbox_shim <CreateGuardShimArgs(fd,
-//   free, mounts)> [--bridge...] -- cmd supervisor: the same `free`, the
-//   patterns, and HostPathFor() for violation targets.
+//   std::vector<GuardMount> mounts = GuardMountsOf(plan);
+//   shim:        ShimGuardDirsOf(mounts), rendered as its arguments by the launcher
+//                (launcher/shim/shim_args.h): --free-create=/tmp --writable=... usually
+//   supervisor:  the same FreeCreateDirs(mounts), the patterns, and HostPathFor() for
+//                violation targets.
 //
 // Threat the free-dir rule stops: the shim's Landlock layer lets the command
 // create ANY name beneath a free dir without asking the supervisor. That is
@@ -38,19 +38,21 @@ std::vector<GuardMount> GuardMountsOf(const v1::LaunchPlan& plan);
 // then decided one by one).
 std::vector<std::string> FreeCreateDirs(const std::vector<GuardMount>& mounts);
 
-// The shim's arguments, in order: --create-guard=FD, one --free-create=DIR per
-// free dir and one --writable=DIR per writable mount (the shim refuses to start
-// when a free dir is not a tmpfs or overlaps a writable mount, so a launcher
-// bug cannot silently open a hole).
-std::vector<std::string> CreateGuardShimArgs(
-    int channel_fd, const std::vector<std::string>& free_dirs,
-    const std::vector<GuardMount>& mounts);
+// The dirs the shim's half of the guard is told about, each list in mount order.
+struct ShimGuardDirs {
+  std::vector<std::string> free_create;  // FreeCreateDirs(mounts)
+  // Every writable mount's guest path: the shim refuses to start when a free dir is not a
+  // tmpfs or overlaps one of them, so a launcher bug cannot silently open a hole.
+  std::vector<std::string> writable;
+  // Where only the command's own Unix sockets may be created unchecked.
+  std::vector<std::string> free_sockets;
+};
+ShimGuardDirs ShimGuardDirsOf(const std::vector<GuardMount>& mounts);
 
 // The host spelling of a guest path through the mount that contains it most
 // closely; the guest path unchanged when no mount contains it (then it lives in
 // the sandbox's own tmpfs).
-std::string HostPathFor(absl::string_view guest_path,
-                        const std::vector<GuardMount>& mounts);
+std::string HostPathFor(absl::string_view guest_path, const std::vector<GuardMount>& mounts);
 
 }  // namespace ccsandbox::policy
 

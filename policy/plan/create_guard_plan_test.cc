@@ -7,32 +7,28 @@ namespace {
 
 TEST(FreeCreateDirs, TmpUnlessAWritableMountOverlapsIt) {
   EXPECT_EQ(FreeCreateDirs({}), std::vector<std::string>{"/tmp"});
-  EXPECT_EQ(FreeCreateDirs(
-                {{"/work", "/home/u/w", true}, {"/tmp/ro", "/data", false}}),
+  EXPECT_EQ(FreeCreateDirs({{"/work", "/home/u/w", true}, {"/tmp/ro", "/data", false}}),
             std::vector<std::string>{"/tmp"});
   EXPECT_TRUE(FreeCreateDirs({{"/tmp/w", "/tmp/w", true}}).empty());
   EXPECT_TRUE(FreeCreateDirs({{"/tmp", "/tmp", true}}).empty());
   EXPECT_TRUE(FreeCreateDirs({{"/", "/srv/root", true}}).empty());
-  EXPECT_EQ(FreeCreateDirs({{"/tmpx", "/tmpx", true}}),
-            std::vector<std::string>{"/tmp"});
+  EXPECT_EQ(FreeCreateDirs({{"/tmpx", "/tmpx", true}}), std::vector<std::string>{"/tmp"});
 }
 
-TEST(CreateGuardShimArgs, ChannelThenFreeDirsThenWritableMounts) {
-  EXPECT_EQ(
-      CreateGuardShimArgs(5, {"/tmp"},
-                          {{"/work", "/h/w", true},
-                           {"/usr", "/usr", false},
-                           {"/state", "/h/s", true}}),
-      (std::vector<std::string>{"--create-guard=5", "--free-create=/tmp",
-                                "--writable=/work", "--writable=/state"}));
+TEST(ShimGuardDirsOf, FreeDirsThenWritableMountsInOrder) {
+  const ShimGuardDirs dirs =
+      ShimGuardDirsOf({{"/work", "/h/w", true}, {"/usr", "/usr", false}, {"/state", "/h/s", true}});
+  EXPECT_EQ(dirs.free_create, std::vector<std::string>{"/tmp"});
+  EXPECT_EQ(dirs.writable, (std::vector<std::string>{"/work", "/state"}));
+  EXPECT_TRUE(dirs.free_sockets.empty());
 }
 
 // A writable bind beneath /tmp: /tmp cannot be free, but the command's own sockets there work.
-TEST(CreateGuardShimArgs, SocketsStayFreeInThePrivateTmpWhenABindLiesBeneathIt) {
-  const std::vector<GuardMount> mounts = {{"/tmp/ws", "/tmp/ws", true}};
-  EXPECT_EQ(CreateGuardShimArgs(5, FreeCreateDirs(mounts), mounts),
-            (std::vector<std::string>{"--create-guard=5", "--writable=/tmp/ws",
-                                      "--free-sockets=/tmp"}));
+TEST(ShimGuardDirsOf, SocketsStayFreeInThePrivateTmpWhenABindLiesBeneathIt) {
+  const ShimGuardDirs dirs = ShimGuardDirsOf({{"/tmp/ws", "/tmp/ws", true}});
+  EXPECT_TRUE(dirs.free_create.empty());
+  EXPECT_EQ(dirs.writable, std::vector<std::string>{"/tmp/ws"});
+  EXPECT_EQ(dirs.free_sockets, std::vector<std::string>{"/tmp"});
 }
 
 TEST(HostPathFor, LongestMountWins) {

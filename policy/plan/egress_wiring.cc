@@ -4,9 +4,9 @@
 
 namespace ccsandbox::policy {
 
-std::vector<std::string> EgressBridgeArgs() {
-  return {absl::StrCat("--bridge=127.0.0.1:", kSandboxHttpPort, "=", kSandboxHttpSocket),
-          absl::StrCat("--bridge=127.0.0.1:", kSandboxSocksPort, "=", kSandboxSocksSocket)};
+std::vector<EgressBridge> EgressBridges() {
+  return {{"127.0.0.1", kSandboxHttpPort, kSandboxHttpSocket},
+          {"127.0.0.1", kSandboxSocksPort, kSandboxSocksSocket}};
 }
 
 std::map<std::string, std::string> EgressEnvironment() {
@@ -25,8 +25,8 @@ std::map<std::string, std::string> EgressEnvironment() {
       {"NODE_USE_ENV_PROXY", "1"},
       // ssh has no proxy variable: its ProxyCommand opens a CONNECT tunnel with socat.
       {"GIT_SSH_COMMAND",
-       absl::StrCat("ssh -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p,proxyport=",
-                    kSandboxHttpPort, "'")},
+       absl::StrCat(
+           "ssh -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p,proxyport=", kSandboxHttpPort, "'")},
   };
 }
 

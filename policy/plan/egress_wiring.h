@@ -19,8 +19,14 @@ inline constexpr char kSandboxSocksSocket[] = "/run/ccsandbox/socks.sock";
 inline constexpr uint16_t kSandboxHttpPort = 3128;
 inline constexpr uint16_t kSandboxSocksPort = 1080;
 
-// The shim's bridge arguments: "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock", ...
-std::vector<std::string> EgressBridgeArgs();
+// What the shim bridges: each loopback port the environment points clients at, to the proxy
+// socket bound in for it (the launcher renders them as the shim's --bridge arguments).
+struct EgressBridge {
+  std::string listen_address;
+  uint16_t listen_port = 0;
+  std::string socket;
+};
+std::vector<EgressBridge> EgressBridges();
 
 // HTTP_PROXY/HTTPS_PROXY (and lowercase) -> the HTTP proxy, ALL_PROXY -> SOCKS5 with remote
 // name resolution, NO_PROXY for loopback, GIT_SSH_COMMAND tunnelling ssh through the HTTP
