@@ -8,19 +8,18 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/paths.h"
+#include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
 #include "broker/spec_paths.h"
-#include "base/real_host_view.h"
-#include "policy/plan/deny_sets.h"
 #include "policy/egress/allowlist.h"
+#include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/launch_plan.h"
-#include "base/paths.h"
-#include "policy/plan/trusted_names.h"
 #include "policy/plan/spec_validation.h"
-#include "proto/grpc_limits.h"
+#include "policy/plan/trusted_names.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -28,17 +27,6 @@ namespace ccsandbox::broker {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::shared_ptr<grpc::Channel> LauncherChannel(const std::string& address) {
-  grpc::ChannelArguments args;
-  // The launcher may be restarted by ops: reconnect quickly instead of backing off for minutes.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-  ApplyChannelLimits(args);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-}
 
 void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::string& value) {
   (*handle.mutable_details()->mutable_fields())[key].set_string_value(value);
@@ -71,10 +59,9 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
 
 }  // namespace
 
-BrokerService::BrokerService(BrokerConfig config)
+BrokerService::BrokerService(BrokerConfig config, LauncherLink launcher)
     : config_(std::move(config)),
-      launcher_channel_(LauncherChannel(config_.launcher_address)),
-      launcher_(v1::SandboxLauncher::NewStub(launcher_channel_)),
+      launcher_(std::move(launcher)),
       egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_,
               config_.egress_limits),
       create_guard_(config_.create_guard),
@@ -124,9 +111,9 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   absl::StatusOr<policy::FilenamePolicyDecision> filenames =
       policy::DecideFilenamePolicy(spec, choice->actual, guard.available);
   if (!filenames.ok() && guard_matters) {
-    filenames = absl::Status(filenames.status().code(),
-                             absl::StrCat(filenames.status().message(), " [launcher: ",
-                                          guard.reason, "]"));
+    filenames =
+        absl::Status(filenames.status().code(),
+                     absl::StrCat(filenames.status().message(), " [launcher: ", guard.reason, "]"));
   }
   if (!filenames.ok()) {
     spdlog::warn("session {} refused: {}", spec.session_id(),
@@ -176,8 +163,7 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
                       : "proxies on, networkEnabled=false: every connection is refused";
   }
   SetDetail(*handle, "egress", egress_note);
-  std::optional<v1::CreateGuardPlan> guard_plan =
-      GuardPlanFor(spec, *filenames, home_dirs_, deny);
+  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, deny);
   if (absl::Status created =
           sessions_.Create(spec, *handle, std::move(deny), std::move(guard_plan));
       !created.ok()) {
@@ -215,11 +201,11 @@ CreateGuardState BrokerService::CurrentCreateGuard() {
   absl::MutexLock lock(&create_guard_mu_);
   if (!create_guard_.known) {
     create_guard_ =
-        CreateGuardStateFrom(ProbeLauncher(*launcher_, std::chrono::milliseconds(2000)));
+        CreateGuardStateFrom(ProbeLauncher(*launcher_.stub, std::chrono::milliseconds(2000)));
     if (create_guard_.known) {
-      spdlog::info("launcher answered: {}",
-                   policy::FilenameEnforcementNote(true, create_guard_.available,
-                                                   create_guard_.reason));
+      spdlog::info(
+          "launcher answered: {}",
+          policy::FilenameEnforcementNote(true, create_guard_.available, create_guard_.reason));
     }
   }
   return create_guard_;
@@ -238,8 +224,7 @@ grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecReq
   return status;
 }
 
-grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
-                                    const v1::ExecRequest* request,
+grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::ExecRequest* request,
                                     grpc::ServerWriter<v1::SandboxEvent>* writer) {
   if (absl::Status valid = policy::CheckExecLimits(*request); !valid.ok()) return ToGrpc(valid);
   const std::string run_id = NextRunId(request->session_id());
@@ -288,8 +273,8 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
   }
 
   // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
-  if (launcher_channel_->GetState(true) != GRPC_CHANNEL_READY &&
-      !launcher_channel_->WaitForConnected(std::chrono::system_clock::now() +
+  if (launcher_.channel->GetState(true) != GRPC_CHANNEL_READY &&
+      !launcher_.channel->WaitForConnected(std::chrono::system_clock::now() +
                                            std::chrono::seconds(3))) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("launcher not reachable at ", config_.launcher_address));
@@ -321,7 +306,7 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context,
     events_.Unsubscribe(request->session_id(), subscription);
   };
 
-  ExecRelay::Result result = relay.Run(*launcher_, *plan, before_last);
+  ExecRelay::Result result = relay.Run(*launcher_.stub, *plan, before_last);
   const grpc::Status& status = result.status;
   if (context->IsCancelled() || result.client_gone) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
@@ -376,7 +361,7 @@ int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signa
     req.set_signal(signal);
     req.set_reason(reason);
     v1::SignalResponse resp;
-    grpc::Status status = launcher_->Signal(&ctx, req, &resp);
+    grpc::Status status = launcher_.stub->Signal(&ctx, req, &resp);
     if (status.ok() && resp.delivered()) {
       ++reached;
       continue;
@@ -421,8 +406,7 @@ absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::strin
 
 grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionRequest* request,
                                     v1::SandboxHandle* handle) {
-  absl::StatusOr<v1::SandboxHandle> destroyed =
-      DestroySession(request->session_id(), "by request");
+  absl::StatusOr<v1::SandboxHandle> destroyed = DestroySession(request->session_id(), "by request");
   if (!destroyed.ok()) return ToGrpc(destroyed.status());
   *handle = *std::move(destroyed);
   return grpc::Status::OK;

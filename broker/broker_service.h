@@ -11,23 +11,24 @@
 
 #include "absl/time/time.h"
 #include "broker/exec_relay.h"
+#include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
 #include "broker/runtime_dir.h"
-#include "policy/plan/bind_checks.h"
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/backend.h"
+#include "policy/plan/bind_checks.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 
 namespace ccsandbox::broker {
 
 struct BrokerConfig {
-  policy::HostSandbox host;        // the boot probe and --sandbox
-  std::string status_line;         // the boot line
-  std::string launcher_address;    // e.g. unix:/run/ccsandbox/launcher.sock
+  policy::HostSandbox host;      // the boot probe and --sandbox
+  std::string status_line;       // the boot line
+  std::string launcher_address;  // e.g. unix:/run/ccsandbox/launcher.sock, for messages
   std::map<std::string, std::string> host_env;  // the broker's own environment
   // Egress for sandboxed sessions; all three outlive the service.
   proxy::EventLoop* proxy_loop = nullptr;
@@ -48,7 +49,8 @@ struct BrokerConfig {
 
 class BrokerService final : public v1::SandboxBroker::Service {
  public:
-  explicit BrokerService(BrokerConfig config);
+  // Every run, Signal and create-guard probe goes through `launcher`.
+  BrokerService(BrokerConfig config, LauncherLink launcher);
 
   grpc::Status Probe(grpc::ServerContext*, const v1::ProbeRequest*,
                      v1::ProbeResponse* response) override;
@@ -80,8 +82,7 @@ class BrokerService final : public v1::SandboxBroker::Service {
   absl::StatusOr<policy::DenyPaths> ResolveDenyPaths(const v1::SandboxSpec& spec);
 
   const BrokerConfig config_;
-  std::shared_ptr<grpc::Channel> launcher_channel_;
-  std::unique_ptr<v1::SandboxLauncher::Stub> launcher_;
+  const LauncherLink launcher_;
   SessionTable sessions_;
   SessionEvents events_;
   SessionEgress egress_;  // after events_: its relay publishes there until it stops

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
+#include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
@@ -184,7 +185,7 @@ int Main(int argc, char** argv) {
     if (!dir.empty()) config.forbidden_dirs.push_back({dir, what});
   }
 
-  BrokerService service(config);
+  BrokerService service(config, ConnectLauncher(config.launcher_address));
   PolicyService policy_service;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
