@@ -162,6 +162,20 @@ const std::vector<TrustedName>& StandardTrustedNames() {
       {".mcp.json", "MCP servers the agent starts"},
       {".codex/**", "Codex"}, {".gemini/**", "Gemini CLI"}, {".cursor/**", "Cursor"},
       {".aider.conf.yml", "aider"},
+      {"opencode.json", "opencode: MCP servers and plugins, loaded without a prompt"},
+      {"opencode.jsonc", "opencode"}, {".opencode/**", "opencode plugins and agents"},
+      {".roo/**", "Roo Code MCP servers"}, {".kilocode/**", "Kilo Code MCP servers"},
+      {".kiro/**", "Kiro hooks run shell commands on events"},
+      {".amazonq/**", "Amazon Q MCP servers"}, {".qwen/**", "Qwen Code (Gemini CLI's format)"},
+      {".continue/**", "Continue MCP servers"}, {".windsurf/**", "Windsurf"},
+      {".junie/**", "Junie"}, {".crush.json", "Crush MCP servers"}, {"crush.json", "Crush"},
+      {".zed/**", "Zed settings and tasks"}, {".idea/**", "JetBrains run configurations"},
+      {".devcontainer/**", "devcontainer lifecycle commands"},
+      {".nvim.lua", "neovim with 'exrc'"}, {".lazy.lua", "lazy.nvim project spec"},
+      {".lvimrc", "vim localvimrc"}, {".dir-locals.el", "Emacs directory variables"},
+      {"mise.toml", "mise runs its hooks and env on cd"}, {".mise.toml", "mise"},
+      {"mise.local.toml", "mise"}, {".mise.local.toml", "mise"}, {".mise/**", "mise"},
+      {".config/mise/**", "mise"},
   };
   return *names;
 }

@@ -40,6 +40,14 @@ TEST(TrustedNameRules, StandardListMatchesAtAnyDepth) {
       {"/w/.vscode/tasks.json", ".vscode/**"},
       {"/w/.mcp.json", ".mcp.json"},
       {"/w/.claude/settings.json", ".claude/**"},
+      {"/w/opencode.json", "opencode.json"},
+      {"/w/.roo/mcp.json", ".roo/**"},
+      {"/w/.kiro/hooks/on-save.json", ".kiro/**"},
+      {"/w/.zed/tasks.json", ".zed/**"},
+      {"/w/.devcontainer/devcontainer.json", ".devcontainer/**"},
+      {"/w/.nvim.lua", ".nvim.lua"},
+      {"/w/sub/mise.toml", "mise.toml"},
+      {"/w/CLAUDE.md", nullptr},  // instructions, not code: reviewed like any project file
       {"/w/src/HEAD", "HEAD"},                      // a bare repository in the making
       {"/w/mirror.git/config", "*.git/config"},
       {"/w/mirror.git/hooks/post-receive", "*.git/hooks/**"},
