@@ -76,6 +76,18 @@ CreateSupervisor::Stats CreateSupervisor::stats() const {
   return stats_;
 }
 
+bool CreateSupervisor::AwaitTrapped(uint64_t count, absl::Duration timeout) const {
+  struct Wanted {
+    const Stats* stats;
+    uint64_t count;
+  } wanted{&stats_, count};
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Wanted* w) { return w->stats->trapped >= w->count; }, &wanted),
+      timeout);
+}
+
 void CreateSupervisor::Count(CallOutcome outcome) {
   absl::MutexLock lock(&mu_);
   if (outcome == CallOutcome::kWithdrawn) return;

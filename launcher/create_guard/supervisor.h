@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "launcher/create_guard/decision.h"
 #include "launcher/create_guard/emulator.h"
@@ -88,6 +89,8 @@ class CreateSupervisor {
   // False once the thread has ended (stopped, died, or the sandbox is gone).
   bool running() const { return running_.load(); }
   Stats stats() const;
+  // Waits until at least `count` calls have been trapped and handled; false after `timeout`.
+  bool AwaitTrapped(uint64_t count, absl::Duration timeout) const;
 
  private:
   CreateSupervisor() = default;
