@@ -27,11 +27,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "launcher/create_guard/probe.h"
-#include "launcher/create_guard/testing.h"
 #include "launcher/create_guard/notify_channel.h"
-#include "launcher/seccomp_baseline.h"
+#include "launcher/create_guard/probe.h"
 #include "launcher/create_guard/seccomp_notify.h"
+#include "launcher/create_guard/testing.h"
+#include "launcher/seccomp_baseline.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -64,20 +64,17 @@ double BareRoundTrip(long n) {
     };
     sock_fprog prog{4, filter};
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    const long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                            SECCOMP_FILTER_FLAG_NEW_LISTENER |
-                                SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-                            &prog);
-    if (fd < 0 ||
-        !SendNotifyFd(channel->second.get(), static_cast<int>(fd)).ok())
-      _exit(1);
+    const long fd =
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+    if (fd < 0 || !SendNotifyFd(channel->second.get(), static_cast<int>(fd)).ok()) _exit(1);
     close(static_cast<int>(fd));
     const auto start = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i) syscall(SYS_getppid);
-    const double micros = std::chrono::duration<double, std::micro>(
-                              std::chrono::steady_clock::now() - start)
-                              .count() /
-                          n;
+    const double micros =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count() /
+        n;
     (void)!write(result[1], &micros, sizeof(micros));
     _exit(0);
   }
@@ -100,16 +97,14 @@ double BareRoundTrip(long n) {
   return micros;
 }
 
-double HelperFigure(const GuardedSandbox& sandbox, bool guard,
-                    const std::string& op) {
+double HelperFigure(const GuardedSandbox& sandbox, bool guard, const std::string& op) {
   GuardedRunOptions options;
   options.guard = guard;
   GuardedRun run = sandbox.Run({kSandboxHelper, op}, options);
   double value = -1;
   if (run.lines.size() != 1 || run.lines[0].rfind("OK ", 0) != 0 ||
       !absl::SimpleAtod(run.lines[0].substr(3), &value)) {
-    fprintf(stderr, "%s failed: %s %s\n", op.c_str(),
-            run.lines.empty() ? "" : run.lines[0].c_str(),
+    fprintf(stderr, "%s failed: %s %s\n", op.c_str(), run.lines.empty() ? "" : run.lines[0].c_str(),
             run.stderr_text.c_str());
     exit(1);
   }
@@ -119,15 +114,12 @@ double HelperFigure(const GuardedSandbox& sandbox, bool guard,
 int Main(int argc, char** argv) {
   CreateGuardSupport support = ProbeCreateGuard();
   if (!support.available) {
-    fprintf(stderr, "create-time enforcement unavailable: %s\n",
-            support.reason.c_str());
+    fprintf(stderr, "create-time enforcement unavailable: %s\n", support.reason.c_str());
     return 1;
   }
   const char* runfiles = getenv("RUNFILES_DIR");
-  const std::string from =
-      runfiles != nullptr
-          ? absl::StrCat(runfiles, "/ccsandbox")
-          : absl::StrCat(argv[0], ".runfiles/ccsandbox");
+  const std::string from = runfiles != nullptr ? absl::StrCat(runfiles, "/ccsandbox")
+                                               : absl::StrCat(argv[0], ".runfiles/ccsandbox");
   const long n = argc > 1 ? atol(argv[1]) : 20000;
   // Which host file systems to put /work on: "tmpfs", "ext4" or both (default).
   const std::string only = argc > 2 ? argv[2] : "";
@@ -138,8 +130,12 @@ int Main(int argc, char** argv) {
     printf("bare notify round trip: %.2f us\n", BareRoundTrip(n));
     return 0;
   }
-  const std::string bin_dir =
-      MakeBinDir(from, kGuardBinaries);
+  absl::StatusOr<std::string> made = MakeBinDir(from, kGuardBinaries);
+  if (!made.ok()) {
+    fprintf(stderr, "%s\n", std::string(made.status().message()).c_str());
+    return 1;
+  }
+  const std::string bin_dir = *made;
   const std::string baseline = *SeccompBaselineProgram();
   constexpr int kFiles = 5000;
 
@@ -149,14 +145,12 @@ int Main(int argc, char** argv) {
     const std::string dir = absl::StrCat(src, "/tree/d", d);
     fs::create_directories(dir);
     for (int f = 0; f < kFiles / 50; ++f) {
-      std::ofstream(absl::StrCat(dir, "/f", f, ".txt"))
-          << "content " << d << " " << f << "\n";
+      std::ofstream(absl::StrCat(dir, "/f", f, ".txt")) << "content " << d << " " << f << "\n";
     }
   }
   std::ofstream(absl::StrCat(src, "/tree/d7/.env")) << "SECRET=1\n";
   const std::string tar = absl::StrCat(bin_dir, "/files.tar");
-  if (system(absl::StrCat("tar -cf ", tar, " -C ", src, " tree").c_str()) != 0)
-    return 1;
+  if (system(absl::StrCat("tar -cf ", tar, " -C ", src, " tree").c_str()) != 0) return 1;
   chmod(tar.c_str(), 0644);
   fs::remove_all(src);
 
@@ -170,30 +164,23 @@ int Main(int argc, char** argv) {
     std::string op;
   };
   const Row rows[] = {
-      {"create+close in /work (trapped, performed)",
-       absl::StrCat("bench create /work ", n)},
-      {"create+close in /tmp (trapped, CONTINUE)",
-       absl::StrCat("bench create /tmp ", n)},
-      {"open existing+close (not trapped)",
-       absl::StrCat("bench open /work ", n)},
+      {"create+close in /work (trapped, performed)", absl::StrCat("bench create /work ", n)},
+      {"create+close in /tmp (trapped, CONTINUE)", absl::StrCat("bench create /tmp ", n)},
+      {"open existing+close (not trapped)", absl::StrCat("bench open /work ", n)},
       {"stat (not trapped)", absl::StrCat("bench stat /work ", n)},
   };
-  printf("bare notify round trip (trap + CONTINUE, no work): %.2f us\n",
-         BareRoundTrip(n));
+  printf("bare notify round trip (trap + CONTINUE, no work): %.2f us\n", BareRoundTrip(n));
   for (const char* base : bases) {
-    printf("\n%-46s %10s %10s %8s\n",
-           absl::StrCat("us per operation, /work on ", base).c_str(),
+    printf("\n%-46s %10s %10s %8s\n", absl::StrCat("us per operation, /work on ", base).c_str(),
            "unguarded", "guarded", "ratio");
     for (const Row& row : rows) {
       double figure[2];
       for (int guard : {0, 1}) {
         const std::string work = FreshWork(base);
-        figure[guard] = HelperFigure(GuardedSandbox(bin_dir, work, baseline),
-                                     guard == 1, row.op);
+        figure[guard] = HelperFigure(GuardedSandbox(bin_dir, work, baseline), guard == 1, row.op);
         fs::remove_all(work);
       }
-      printf("%-46s %10.2f %10.2f %7.2fx\n", row.name, figure[0], figure[1],
-             figure[1] / figure[0]);
+      printf("%-46s %10.2f %10.2f %7.2fx\n", row.name, figure[0], figure[1], figure[1] / figure[0]);
     }
   }
 
@@ -207,32 +194,29 @@ int Main(int argc, char** argv) {
         const auto start = std::chrono::steady_clock::now();
         GuardedRun run = GuardedSandbox(bin_dir, work, baseline)
                              .Run({"/usr/bin/tar", "-xf",
-                                   absl::StrCat(kSandboxBinDir, "/files.tar"),
-                                   "-C", "/work"},
+                                   absl::StrCat(kSandboxBinDir, "/files.tar"), "-C", "/work"},
                                   options);
-        seconds[guard] = std::min(seconds[guard],
-                                  std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - start)
-                                      .count());
+        seconds[guard] = std::min(
+            seconds[guard],
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         if (round == 0) {
           size_t files = 0;
-          for (const auto& entry :
-               fs::recursive_directory_iterator(work + "/tree")) {
+          for (const auto& entry : fs::recursive_directory_iterator(work + "/tree")) {
             files += entry.is_regular_file() ? 1 : 0;
           }
           printf(
               "\nuntar on %s %s: %zu files extracted, .env %s, %zu "
               "violation(s), tar exit %d",
               base, guard ? "guarded  " : "unguarded", files,
-              fs::exists(work + "/tree/d7/.env") ? "PRESENT" : "refused",
-              run.violations.size(), WEXITSTATUS(run.wait_status));
+              fs::exists(work + "/tree/d7/.env") ? "PRESENT" : "refused", run.violations.size(),
+              WEXITSTATUS(run.wait_status));
         }
         fs::remove_all(work);
       }
     }
     printf("\n%-46s %10.3f %10.3f %7.2fx\n",
-           absl::StrCat("untar 5,000 files on ", base, ", s").c_str(),
-           seconds[0], seconds[1], seconds[1] / seconds[0]);
+           absl::StrCat("untar 5,000 files on ", base, ", s").c_str(), seconds[0], seconds[1],
+           seconds[1] / seconds[0]);
   }
   fs::remove_all(bin_dir);
   return 0;
@@ -241,6 +225,4 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ccsandbox::launcher
 
-int main(int argc, char** argv) {
-  return ccsandbox::launcher::Main(argc, argv);
-}
+int main(int argc, char** argv) { return ccsandbox::launcher::Main(argc, argv); }

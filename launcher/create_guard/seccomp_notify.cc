@@ -18,11 +18,9 @@ namespace {
 
 absl::Status IoctlError(absl::string_view what) {
   if (errno == ENOENT) {
-    return absl::NotFoundError(
-        absl::StrCat("seccomp notify: ", what, ": the caller is gone"));
+    return absl::NotFoundError(absl::StrCat("seccomp notify: ", what, ": the caller is gone"));
   }
-  return absl::InternalError(
-      absl::StrCat("seccomp notify: ", what, ": ", strerror(errno)));
+  return absl::InternalError(absl::StrCat("seccomp notify: ", what, ": ", strerror(errno)));
 }
 
 int Ioctl(int fd, unsigned long request, void* arg) {
@@ -40,18 +38,15 @@ absl::StatusOr<SeccompNotify> SeccompNotify::Create(UniqueFd fd) {
   const std::string self = absl::StrCat("/proc/self/fd/", fd.get());
   if (readlink(self.c_str(), link, sizeof(link) - 1) < 0 ||
       std::string(link) != "anon_inode:seccomp notify") {
-    return absl::InvalidArgumentError(
-        "seccomp notify: the fd is not a seccomp listener");
+    return absl::InvalidArgumentError("seccomp notify: the fd is not a seccomp listener");
   }
   seccomp_notif_sizes sizes{};
   if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
-    return absl::InternalError(absl::StrCat(
-        "seccomp notify: SECCOMP_GET_NOTIF_SIZES: ", strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("seccomp notify: SECCOMP_GET_NOTIF_SIZES: ", strerror(errno)));
   }
-  return SeccompNotify(
-      std::move(fd),
-      std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)),
-      std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
+  return SeccompNotify(std::move(fd), std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)),
+                       std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
 }
 
 absl::StatusOr<seccomp_notif> SeccompNotify::Receive() {
@@ -66,12 +61,12 @@ absl::StatusOr<seccomp_notif> SeccompNotify::Receive() {
   return notif;
 }
 
-bool SeccompNotify::IdValid(uint64_t id) {
-  return Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+absl::Status SeccompNotify::IdValid(uint64_t id) {
+  if (Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return IoctlError("id valid");
+  return absl::OkStatus();
 }
 
-absl::Status SeccompNotify::Respond(uint64_t id, int64_t value, int error,
-                                    uint32_t flags) {
+absl::Status SeccompNotify::Respond(uint64_t id, int64_t value, int error, uint32_t flags) {
   std::vector<char> buf(resp_size_, 0);
   seccomp_notif_resp resp{};
   resp.id = id;
@@ -79,8 +74,7 @@ absl::Status SeccompNotify::Respond(uint64_t id, int64_t value, int error,
   resp.error = error;
   resp.flags = flags;
   memcpy(buf.data(), &resp, sizeof(resp));
-  if (Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, buf.data()) != 0)
-    return IoctlError("send");
+  if (Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, buf.data()) != 0) return IoctlError("send");
   return absl::OkStatus();
 }
 

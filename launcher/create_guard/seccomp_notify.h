@@ -1,15 +1,12 @@
-// The supervisor's end of a seccomp user-notification listener: receives
-// trapped calls and answers them. Owns the notify fd; closing it (destruction)
-// makes every pending and future trapped call of the filter fail with ENOSYS.
+// The real SeccompListener: the supervisor's end of a seccomp user-notification filter, over
+// the notify fd's ioctls. Owns the notify fd; closing it (destruction) makes every pending
+// and future trapped call of the filter fail with ENOSYS.
 //
-//   absl::StatusOr<SeccompNotify> notify =
-//   SeccompNotify::Create(std::move(fd)); poll(notify->fd(), POLLIN) ...
+//   absl::StatusOr<SeccompNotify> notify = SeccompNotify::Create(std::move(fd));
+//   poll(notify->fd(), POLLIN) ...
 //   absl::StatusOr<seccomp_notif> call = notify->Receive();
-//   ... read the caller's memory, then: if (!notify->IdValid(call->id)) drop it
+//   ... read the caller's memory, then: if (!notify->IdValid(call->id).ok()) drop it
 //   ... notify->RespondErrno(call->id, EACCES);
-//
-// Responses return NOT_FOUND when the caller is gone (killed while waiting):
-// not an error of the supervisor. Every other failure is.
 #ifndef CCSANDBOX_LAUNCHER_CREATE_GUARD_SECCOMP_NOTIFY_H_
 #define CCSANDBOX_LAUNCHER_CREATE_GUARD_SECCOMP_NOTIFY_H_
 
@@ -20,35 +17,34 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/unique_fd.h"
+#include "launcher/create_guard/seccomp_listener.h"
 
 namespace ccsandbox::launcher {
 
-class SeccompNotify {
+class SeccompNotify : public SeccompListener {
  public:
   // INVALID_ARGUMENT when `fd` is not a seccomp listener.
   static absl::StatusOr<SeccompNotify> Create(UniqueFd fd);
 
-  int fd() const { return fd_.get(); }
+  int fd() const override { return fd_.get(); }
 
-  // Receives the next call: poll fd() for POLLIN first, or this blocks.
-  // NOT_FOUND when the call was withdrawn (its caller was killed) between the
-  // poll and the receive.
-  absl::StatusOr<seccomp_notif> Receive();
-  // True while `id` is still waiting for our answer, i.e. its caller has not
-  // been killed and its pid still names it. Check after reading the caller's
-  // memory or /proc entries.
-  bool IdValid(uint64_t id);
-  // The call fails with `error` (an errno value), or returns `value`, without
-  // running.
-  absl::Status RespondErrno(uint64_t id, int error);
-  absl::Status RespondValue(uint64_t id, int64_t value);
-  // The kernel runs the call as the caller made it. Only for calls Landlock
-  // also bounds: a racing thread may rewrite the call's memory after we looked
-  // at it.
-  absl::Status RespondContinue(uint64_t id);
-  // Installs a dup of `fd` in the caller's fd table (close-on-exec if asked)
-  // and makes the call return its number, atomically (SECCOMP_ADDFD_FLAG_SEND).
-  absl::Status RespondFd(uint64_t id, int fd, bool close_on_exec);
+  // Receives the next call: poll fd() for POLLIN first, or this blocks. NOT_FOUND when the
+  // call was withdrawn (its caller was killed) between the poll and the receive.
+  absl::StatusOr<seccomp_notif> Receive() override;
+  // OK while `id` is still waiting for our answer, i.e. its caller has not been killed and
+  // its pid still names it; NOT_FOUND once it is not. Check after reading the caller's memory
+  // or /proc entries.
+  absl::Status IdValid(uint64_t id) override;
+  // The call fails with `error` (an errno value), or returns `value`, without running.
+  absl::Status RespondErrno(uint64_t id, int error) override;
+  absl::Status RespondValue(uint64_t id, int64_t value) override;
+  // The kernel runs the call as the caller made it. Only for calls Landlock also bounds: a
+  // racing thread may rewrite the call's memory after we looked at it.
+  absl::Status RespondContinue(uint64_t id) override;
+  // Installs a dup of `fd` in the caller's fd table (close-on-exec if asked) and makes the
+  // call return its number, atomically (SECCOMP_ADDFD_FLAG_SEND). Should the install fail
+  // (EMFILE and the like), the call fails with that errno instead.
+  absl::Status RespondFd(uint64_t id, int fd, bool close_on_exec) override;
 
  private:
   explicit SeccompNotify(UniqueFd fd, size_t notif_size, size_t resp_size)

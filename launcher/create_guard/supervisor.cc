@@ -6,10 +6,11 @@
 #include <sys/eventfd.h>
 
 #include "absl/strings/str_cat.h"
+#include "launcher/create_guard/handle_call.h"
 #include "launcher/create_guard/notify_channel.h"
+#include "launcher/create_guard/proc_tracee_access.h"
 #include "launcher/create_guard/seccomp_notify.h"
 #include "launcher/create_guard/tracee_fs_context.h"
-#include "policy/plan/filename_patterns.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -23,8 +24,7 @@ absl::StatusOr<Ready> Wait(int fd, int stop) {
     int n = poll(fds, 2, -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
-      return absl::InternalError(
-          absl::StrCat("create supervisor: poll: ", strerror(errno)));
+      return absl::InternalError(absl::StrCat("create supervisor: poll: ", strerror(errno)));
     if (fds[1].revents != 0) return Ready::kStop;
     if (fds[0].revents & POLLIN) return Ready::kFd;
     if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return Ready::kHangUp;
@@ -34,32 +34,23 @@ absl::StatusOr<Ready> Wait(int fd, int stop) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CreateSupervisor>> CreateSupervisor::Start(
-    Options options, UniqueFd channel, ViolationCallback on_violation,
-    FailureCallback on_failure) {
-  if (absl::StatusOr<policy::FilenamePatterns> patterns =
-          policy::FilenamePatterns::Create(options.deny_patterns);
-      !patterns.ok()) {
-    return patterns.status();
-  }
-  if (absl::StatusOr<policy::TrustedNameRules> trusted =
-          policy::TrustedNameRules::Create(options.trusted_names);
-      !trusted.ok()) {
-    return trusted.status();
-  }
-  if (!channel.valid())
-    return absl::InvalidArgumentError("create supervisor: no channel");
+    Options options, UniqueFd channel, ViolationCallback on_violation, FailureCallback on_failure) {
+  absl::StatusOr<CreateRules> rules = CreateRules::Create(
+      options.deny_patterns, options.trusted_names, options.protected_paths, options.mounts);
+  if (!rules.ok()) return rules.status();
+  if (!channel.valid()) return absl::InvalidArgumentError("create supervisor: no channel");
   auto supervisor = std::unique_ptr<CreateSupervisor>(new CreateSupervisor());
   supervisor->options_ = std::move(options);
+  supervisor->rules_.emplace(std::move(*rules));
   supervisor->on_violation_ = std::move(on_violation);
   supervisor->on_failure_ = std::move(on_failure);
   supervisor->stop_.Reset(eventfd(0, EFD_CLOEXEC));
   if (!supervisor->stop_.valid()) {
-    return absl::InternalError(
-        absl::StrCat("create supervisor: eventfd: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("create supervisor: eventfd: ", strerror(errno)));
   }
   CreateSupervisor* self = supervisor.get();
-  supervisor->thread_ = std::thread(
-      [self, ch = std::move(channel)]() mutable { self->Run(std::move(ch)); });
+  supervisor->thread_ =
+      std::thread([self, ch = std::move(channel)]() mutable { self->Run(std::move(ch)); });
   return supervisor;
 }
 
@@ -85,9 +76,39 @@ CreateSupervisor::Stats CreateSupervisor::stats() const {
   return stats_;
 }
 
-void CreateSupervisor::Count(uint64_t Stats::*field) {
+bool CreateSupervisor::AwaitTrapped(uint64_t count, absl::Duration timeout) const {
+  struct Wanted {
+    const Stats* stats;
+    uint64_t count;
+  } wanted{&stats_, count};
   absl::MutexLock lock(&mu_);
-  ++(stats_.*field);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](Wanted* w) { return w->stats->trapped >= w->count; }, &wanted),
+      timeout);
+}
+
+void CreateSupervisor::Count(CallOutcome outcome) {
+  absl::MutexLock lock(&mu_);
+  if (outcome == CallOutcome::kWithdrawn) return;
+  ++stats_.trapped;
+  switch (outcome) {
+    case CallOutcome::kWithdrawn:
+    case CallOutcome::kDropped:
+      break;
+    case CallOutcome::kContinued:
+      ++stats_.continued;
+      break;
+    case CallOutcome::kPerformed:
+      ++stats_.performed;
+      break;
+    case CallOutcome::kFailed:
+      ++stats_.failed;
+      break;
+    case CallOutcome::kRefused:
+      ++stats_.refused;
+      break;
+  }
 }
 
 void CreateSupervisor::Run(UniqueFd channel) {
@@ -126,51 +147,17 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
   absl::StatusOr<SeccompNotify> notify = SeccompNotify::Create(std::move(*fd));
   if (!notify.ok()) return notify.status();
 
-  CreateEmulator emulator(
-      **fs, *policy::FilenamePatterns::Create(options_.deny_patterns),
-      *policy::TrustedNameRules::Create(options_.trusted_names),
-      options_.mounts, options_.protected_paths);
+  ProcTraceeAccess tracee(**fs);
+  CreateEmulator emulator(tracee, std::move(*rules_));
+  rules_.reset();
   for (;;) {
     ready = Wait(notify->fd(), stop_.get());
     if (!ready.ok()) return ready.status();
     // kHangUp: no process is left under the filter — the sandbox is gone.
     if (*ready != Ready::kFd) return absl::OkStatus();
-    absl::StatusOr<seccomp_notif> call = notify->Receive();
-    if (absl::IsNotFound(call.status())) continue;
-    if (!call.ok()) return call.status();
-    Count(&Stats::trapped);
-
-    absl::StatusOr<CreateVerdict> verdict = emulator.Decide(*call, *notify);
-    if (!verdict.ok()) return verdict.status();
-    // Reported before the caller is answered: whoever hears of the refusal (the run's event
-    // stream) knows of it before the command can react to it, e.g. print its own EACCES.
-    if (verdict->violation.has_value()) {
-      Count(&Stats::refused);
-      if (on_violation_) on_violation_(*verdict->violation);
-    }
-    absl::Status answered;
-    switch (verdict->kind) {
-      case CreateVerdict::Kind::kDrop:
-        continue;
-      case CreateVerdict::Kind::kContinue:
-        Count(&Stats::continued);
-        answered = notify->RespondContinue(call->id);
-        break;
-      case CreateVerdict::Kind::kErrno:
-        if (!verdict->violation.has_value()) Count(&Stats::failed);
-        answered = notify->RespondErrno(call->id, verdict->error);
-        break;
-      case CreateVerdict::Kind::kValue:
-        Count(&Stats::performed);
-        answered = notify->RespondValue(call->id, verdict->value);
-        break;
-      case CreateVerdict::Kind::kFd:
-        Count(&Stats::performed);
-        answered = notify->RespondFd(call->id, verdict->fd.get(),
-                                     verdict->close_on_exec);
-        break;
-    }
-    if (!answered.ok() && !absl::IsNotFound(answered)) return answered;
+    absl::StatusOr<CallOutcome> outcome = HandleNextCall(*notify, emulator, on_violation_);
+    if (!outcome.ok()) return outcome.status();
+    Count(*outcome);
   }
 }
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,8 +37,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "launcher/create_guard/emulator.h"
+#include "absl/time/time.h"
 #include "base/unique_fd.h"
+#include "launcher/create_guard/decision.h"
+#include "launcher/create_guard/emulator.h"
+#include "launcher/create_guard/handle_call.h"
 #include "policy/plan/create_guard_plan.h"
 
 namespace ccsandbox::launcher {
@@ -45,16 +49,11 @@ namespace ccsandbox::launcher {
 class CreateSupervisor {
  public:
   struct Options {
-    std::vector<std::string>
-        deny_patterns;  // e.g. StandardFilenameDenyPatterns(); may be empty
-    std::vector<std::string>
-        trusted_names;  // e.g. StandardTrustedNameRules() + the plan's
-    std::vector<std::string>
-        protected_paths;  // absolute: nothing new at or beneath them
-    std::vector<std::string>
-        free_dirs;  // the same list the shim got (--free-create)
-    std::vector<policy::GuardMount>
-        mounts;  // for violation targets (host paths)
+    std::vector<std::string> deny_patterns;    // e.g. StandardFilenameDenyPatterns(); may be empty
+    std::vector<std::string> trusted_names;    // e.g. StandardTrustedNameRules() + the plan's
+    std::vector<std::string> protected_paths;  // absolute: nothing new at or beneath them
+    std::vector<std::string> free_dirs;        // the same list the shim got (--free-create)
+    std::vector<policy::GuardMount> mounts;    // for violation targets (host paths)
   };
   using ViolationCallback = std::function<void(const CreateViolation&)>;
   using FailureCallback = std::function<void(const absl::Status&)>;
@@ -69,9 +68,9 @@ class CreateSupervisor {
 
   // INVALID_ARGUMENT for a bad pattern. `channel` is the launcher's end of the
   // notify channel (notify_channel.h).
-  static absl::StatusOr<std::unique_ptr<CreateSupervisor>> Start(
-      Options options, UniqueFd channel, ViolationCallback on_violation,
-      FailureCallback on_failure);
+  static absl::StatusOr<std::unique_ptr<CreateSupervisor>> Start(Options options, UniqueFd channel,
+                                                                 ViolationCallback on_violation,
+                                                                 FailureCallback on_failure);
   // Stops, joins and closes the notify fd.
   ~CreateSupervisor();
   CreateSupervisor(const CreateSupervisor&) = delete;
@@ -90,14 +89,17 @@ class CreateSupervisor {
   // False once the thread has ended (stopped, died, or the sandbox is gone).
   bool running() const { return running_.load(); }
   Stats stats() const;
+  // Waits until at least `count` calls have been trapped and handled; false after `timeout`.
+  bool AwaitTrapped(uint64_t count, absl::Duration timeout) const;
 
  private:
   CreateSupervisor() = default;
   void Run(UniqueFd channel);
   absl::Status Serve(UniqueFd channel);
-  void Count(uint64_t Stats::*field);
+  void Count(CallOutcome outcome);
 
   Options options_;
+  std::optional<CreateRules> rules_;  // checked by Start, handed to the thread's emulator
   ViolationCallback on_violation_;
   FailureCallback on_failure_;
   UniqueFd stop_;  // eventfd

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -52,8 +53,7 @@ long Tmpfile(const std::string& dir, const std::string& name, bool via_proc) {
   long rc;
   if (via_proc) {
     const std::string self = absl::StrCat("/proc/self/fd/", fd);
-    rc = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(),
-                AT_SYMLINK_FOLLOW);
+    rc = linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW);
   } else {
     rc = linkat(fd, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH);
   }
@@ -108,8 +108,7 @@ std::string BufferRace(const std::string& dir, long attempts) {
   stop = true;
   flipper.join();
   std::string out = "OK";
-  for (const auto& [what, count] : outcomes)
-    absl::StrAppend(&out, " ", what, "=", count);
+  for (const auto& [what, count] : outcomes) absl::StrAppend(&out, " ", what, "=", count);
   return out;
 }
 
@@ -137,14 +136,12 @@ std::string SymlinkRace(const std::string& dir, long attempts) {
   stop = true;
   swapper.join();
   std::string out = "OK";
-  for (const auto& [what, count] : outcomes)
-    absl::StrAppend(&out, " ", what, "=", count);
+  for (const auto& [what, count] : outcomes) absl::StrAppend(&out, " ", what, "=", count);
   return out;
 }
 
 double MicrosSince(std::chrono::steady_clock::time_point start, long n) {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now() - start)
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
              .count() /
          n;
 }
@@ -161,8 +158,7 @@ std::string Bench(const std::string& what, const std::string& dir, long n) {
     std::vector<std::string> names;
     for (long i = 0; i < n; ++i) names.push_back(absl::StrCat(sub, "/f", i));
     if (what != "create") {
-      for (const std::string& name : names)
-        close(open(name.c_str(), O_CREAT | O_WRONLY, 0644));
+      for (const std::string& name : names) close(open(name.c_str(), O_CREAT | O_WRONLY, 0644));
     }
     const auto start = std::chrono::steady_clock::now();
     for (const std::string& name : names) {
@@ -184,133 +180,158 @@ std::string Bench(const std::string& what, const std::string& dir, long n) {
   return absl::StrCat("OK ", best);
 }
 
-std::string Run(const std::vector<std::string>& w) {
-  const std::string& op = w[0];
-  auto arg = [&w](size_t i) { return i < w.size() ? w[i] : std::string(); };
-  if (op == "umask") {
-    umask(static_cast<mode_t>(strtoul(arg(1).c_str(), nullptr, 8)));
-    return "OK";
-  }
-  if (op == "open") return Result(OpenCreate(arg(1), 0));
-  if (op == "open-excl") return Result(OpenCreate(arg(1), O_EXCL));
-  if (op == "open-nofollow") return Result(OpenCreate(arg(1), O_NOFOLLOW));
-  if (op == "open-path") {  // O_PATH | O_CREAT: the kernel creates nothing
-    const int fd = open(arg(1).c_str(), O_PATH | O_CREAT, 0666);
-    if (fd >= 0) close(fd);
-    return Result(fd);
-  }
-  if (op == "openat") {
-    const int dir = open(arg(1).c_str(), O_DIRECTORY | O_RDONLY);
-    if (dir < 0) return Result(-1);
-    const int fd = openat(dir, arg(2).c_str(), O_CREAT | O_WRONLY, 0666);
-    const int saved = errno;
-    close(dir);
-    if (fd >= 0) close(fd);
-    errno = saved;
-    return Result(fd);
-  }
-  if (op == "cloexec") {  // the injected fd carries close-on-exec as asked
-    const int fd = open(arg(1).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-    if (fd < 0) return Result(-1);
-    const int flags = fcntl(fd, F_GETFD);
-    close(fd);
-    return (flags & FD_CLOEXEC) ? "OK cloexec" : "OK no-cloexec";
-  }
-  if (op == "write") {  // open(O_CREAT|O_TRUNC), write the text, close
-    const int fd = open(arg(1).c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0666);
-    if (fd < 0) return Result(-1);
-    const long n = write(fd, arg(2).data(), arg(2).size());
-    close(fd);
-    return Result(n);
-  }
-  if (op == "reopen-pipe") {  // O_CREAT through a /proc (or /dev/fd) magic link
-                              // to a pipe
-    int fds[2];
-    if (pipe(fds) != 0) return Result(-1);
-    const std::string self =
-        absl::StrCat(arg(1).empty() ? "/proc/self/fd/" : arg(1), fds[1]);
-    const long rc = OpenCreate(self, 0);
-    const int saved = errno;
-    close(fds[0]);
-    close(fds[1]);
-    errno = saved;
-    return Result(rc);
-  }
-  if (op == "open-mem") {  // another process's memory, for writing ("parent" = getppid())
-    const std::string pid =
-        arg(1) == "parent" ? std::to_string(getppid()) : arg(1);
-    const int fd = open(absl::StrCat("/proc/", pid, "/mem").c_str(), O_RDWR);
-    if (fd >= 0) close(fd);
-    return Result(fd);
-  }
-  if (op == "creat") {
-    const int fd = creat(arg(1).c_str(), 0666);
-    if (fd >= 0) close(fd);
-    return Result(fd);
-  }
-  if (op == "mkdir") return Result(mkdir(arg(1).c_str(), 0777));
-  // "<op>-mode PATH OCTAL": the same calls with the mode given.
-  const mode_t mode = static_cast<mode_t>(strtoul(arg(2).c_str(), nullptr, 8));
-  if (op == "open-mode") {
-    const int fd = open(arg(1).c_str(), O_CREAT | O_WRONLY, mode);
-    if (fd >= 0) close(fd);
-    return Result(fd);
-  }
-  if (op == "mkdir-mode") return Result(mkdir(arg(1).c_str(), mode));
-  if (op == "mknod-mode")
-    return Result(mknod(arg(1).c_str(), S_IFREG | mode, 0));
-  if (op == "mkfifo") return Result(mknod(arg(1).c_str(), S_IFIFO | 0666, 0));
-  if (op == "mknod-reg")
-    return Result(mknodat(AT_FDCWD, arg(1).c_str(), S_IFREG | 0666, 0));
-  if (op == "mknod-chr")
-    return Result(mknod(arg(1).c_str(), S_IFCHR | 0666, makedev(1, 3)));
-  if (op == "symlink") return Result(symlink(arg(1).c_str(), arg(2).c_str()));
-  if (op == "link") return Result(link(arg(1).c_str(), arg(2).c_str()));
-  if (op == "rename") return Result(rename(arg(1).c_str(), arg(2).c_str()));
-  if (op == "noreplace") {
-    return Result(renameat2(AT_FDCWD, arg(1).c_str(), AT_FDCWD, arg(2).c_str(),
-                            RENAME_NOREPLACE));
-  }
-  if (op == "exchange") {
-    return Result(renameat2(AT_FDCWD, arg(1).c_str(), AT_FDCWD, arg(2).c_str(),
-                            RENAME_EXCHANGE));
-  }
-  if (op == "tmpfile-proc") return Result(Tmpfile(arg(1), arg(2), true));
-  if (op == "tmpfile-empty") return Result(Tmpfile(arg(1), arg(2), false));
-  if (op == "openat2") {
-    open_how how{};
-    how.flags = O_CREAT | O_WRONLY;
-    how.mode = 0644;
-    const long fd =
-        syscall(SYS_openat2, AT_FDCWD, arg(1).c_str(), &how, sizeof(how));
-    if (fd >= 0) close(static_cast<int>(fd));
-    return Result(fd);
-  }
-  if (op == "io_uring") {
-    char params[120] = {};
-    return Result(syscall(SYS_io_uring_setup, 1, params));
-  }
-  if (op == "bind") return Result(BindUnix(arg(1)));
-  if (op == "chdir") return Result(chdir(arg(1).c_str()));
-  if (op == "wait") {  // until the test writes a line to stdin
-    std::string line;
-    std::getline(std::cin, line);
-    return "OK";
-  }
-  if (op == "bench") return Bench(arg(1), arg(2), std::stol(arg(3)));
-  if (op == "race") return BufferRace(arg(1), std::stol(arg(2)));
-  if (op == "symrace") return SymlinkRace(arg(1), std::stol(arg(2)));
-  return "ERR unknown-op";
+// One operation's words after its name; a missing word reads as "".
+class Args {
+ public:
+  explicit Args(std::vector<std::string> words) : words_(std::move(words)) {}
+  const std::string& operator[](size_t i) const { return i < words_.size() ? words_[i] : none_; }
+  const char* c(size_t i) const { return (*this)[i].c_str(); }
+  mode_t Mode(size_t i) const { return static_cast<mode_t>(strtoul(c(i), nullptr, 8)); }
+  long Number(size_t i) const { return std::stol((*this)[i]); }
+
+ private:
+  std::vector<std::string> words_;
+  std::string none_;
+};
+
+// Closes `fd` if it is one and returns the call's result, errno kept.
+long Closed(long fd) {
+  const int saved = errno;
+  if (fd >= 0) close(static_cast<int>(fd));
+  errno = saved;
+  return fd;
+}
+
+long OpenAt(const std::string& dir, const std::string& name) {
+  const int dirfd = open(dir.c_str(), O_DIRECTORY | O_RDONLY);
+  if (dirfd < 0) return -1;
+  const long fd = Closed(openat(dirfd, name.c_str(), O_CREAT | O_WRONLY, 0666));
+  Closed(dirfd);
+  return fd;
+}
+
+// The injected fd carries close-on-exec as asked.
+std::string OpenCloexec(const std::string& path) {
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return Result(-1);
+  const int flags = fcntl(fd, F_GETFD);
+  close(fd);
+  return (flags & FD_CLOEXEC) ? "OK cloexec" : "OK no-cloexec";
+}
+
+// open(O_CREAT|O_TRUNC), write the text, close.
+long WriteFile(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0666);
+  if (fd < 0) return -1;
+  const long n = write(fd, text.data(), text.size());
+  Closed(fd);
+  return n;
+}
+
+// O_CREAT through a /proc (or /dev/fd) magic link to a pipe.
+long ReopenPipe(const std::string& prefix) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const long rc = OpenCreate(absl::StrCat(prefix.empty() ? "/proc/self/fd/" : prefix, fds[1]), 0);
+  Closed(fds[0]);
+  Closed(fds[1]);
+  return rc;
+}
+
+// Another process's memory, for writing ("parent" = getppid()).
+long OpenMem(const std::string& who) {
+  const std::string pid = who == "parent" ? std::to_string(getppid()) : who;
+  return Closed(open(absl::StrCat("/proc/", pid, "/mem").c_str(), O_RDWR));
+}
+
+long OpenAt2(const std::string& path) {
+  open_how how{};
+  how.flags = O_CREAT | O_WRONLY;
+  how.mode = 0644;
+  return Closed(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how)));
+}
+
+// Until the test writes a line to stdin.
+std::string WaitForInput() {
+  std::string line;
+  std::getline(std::cin, line);
+  return "OK";
+}
+
+using OpFunction = std::function<std::string(const Args&)>;
+
+// Every operation, by name: "<name> ARG...". "<op>-mode PATH OCTAL": the call with that mode.
+const std::map<std::string, OpFunction>& Ops() {
+  static const auto* ops = new std::map<std::string, OpFunction>{
+      {"umask",
+       [](const Args& a) {
+         umask(a.Mode(1));
+         return std::string("OK");
+       }},
+      {"open", [](const Args& a) { return Result(OpenCreate(a[1], 0)); }},
+      {"open-excl", [](const Args& a) { return Result(OpenCreate(a[1], O_EXCL)); }},
+      {"open-nofollow", [](const Args& a) { return Result(OpenCreate(a[1], O_NOFOLLOW)); }},
+      // O_PATH | O_CREAT: the kernel creates nothing.
+      {"open-path",
+       [](const Args& a) { return Result(Closed(open(a.c(1), O_PATH | O_CREAT, 0666))); }},
+      {"openat", [](const Args& a) { return Result(OpenAt(a[1], a[2])); }},
+      {"cloexec", [](const Args& a) { return OpenCloexec(a[1]); }},
+      {"write", [](const Args& a) { return Result(WriteFile(a[1], a[2])); }},
+      {"reopen-pipe", [](const Args& a) { return Result(ReopenPipe(a[1])); }},
+      {"open-mem", [](const Args& a) { return Result(OpenMem(a[1])); }},
+      {"creat", [](const Args& a) { return Result(Closed(creat(a.c(1), 0666))); }},
+      {"mkdir", [](const Args& a) { return Result(mkdir(a.c(1), 0777)); }},
+      {"open-mode",
+       [](const Args& a) { return Result(Closed(open(a.c(1), O_CREAT | O_WRONLY, a.Mode(2)))); }},
+      {"mkdir-mode", [](const Args& a) { return Result(mkdir(a.c(1), a.Mode(2))); }},
+      {"mknod-mode", [](const Args& a) { return Result(mknod(a.c(1), S_IFREG | a.Mode(2), 0)); }},
+      {"mkfifo", [](const Args& a) { return Result(mknod(a.c(1), S_IFIFO | 0666, 0)); }},
+      {"mknod-reg",
+       [](const Args& a) { return Result(mknodat(AT_FDCWD, a.c(1), S_IFREG | 0666, 0)); }},
+      {"mknod-chr",
+       [](const Args& a) { return Result(mknod(a.c(1), S_IFCHR | 0666, makedev(1, 3))); }},
+      {"symlink", [](const Args& a) { return Result(symlink(a.c(1), a.c(2))); }},
+      {"link", [](const Args& a) { return Result(link(a.c(1), a.c(2))); }},
+      {"rename", [](const Args& a) { return Result(rename(a.c(1), a.c(2))); }},
+      {"noreplace",
+       [](const Args& a) {
+         return Result(renameat2(AT_FDCWD, a.c(1), AT_FDCWD, a.c(2), RENAME_NOREPLACE));
+       }},
+      {"exchange",
+       [](const Args& a) {
+         return Result(renameat2(AT_FDCWD, a.c(1), AT_FDCWD, a.c(2), RENAME_EXCHANGE));
+       }},
+      {"tmpfile-proc", [](const Args& a) { return Result(Tmpfile(a[1], a[2], true)); }},
+      {"tmpfile-empty", [](const Args& a) { return Result(Tmpfile(a[1], a[2], false)); }},
+      {"openat2", [](const Args& a) { return Result(OpenAt2(a[1])); }},
+      {"io_uring",
+       [](const Args&) {
+         char params[120] = {};
+         return Result(syscall(SYS_io_uring_setup, 1, params));
+       }},
+      {"bind", [](const Args& a) { return Result(BindUnix(a[1])); }},
+      {"chdir", [](const Args& a) { return Result(chdir(a.c(1))); }},
+      {"wait", [](const Args&) { return WaitForInput(); }},
+      {"bench", [](const Args& a) { return Bench(a[1], a[2], a.Number(3)); }},
+      {"race", [](const Args& a) { return BufferRace(a[1], a.Number(2)); }},
+      {"symrace", [](const Args& a) { return SymlinkRace(a[1], a.Number(2)); }},
+  };
+  return *ops;
+}
+
+std::string Run(std::vector<std::string> words) {
+  auto op = Ops().find(words[0]);
+  if (op == Ops().end()) return "ERR unknown-op";
+  return op->second(Args(std::move(words)));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    std::vector<std::string> words =
-        absl::StrSplit(argv[i], ' ', absl::SkipEmpty());
+    std::vector<std::string> words = absl::StrSplit(argv[i], ' ', absl::SkipEmpty());
     if (words.empty()) continue;
-    std::cout << Run(words) << std::endl;
+    std::cout << Run(std::move(words)) << std::endl;
   }
   return 0;
 }

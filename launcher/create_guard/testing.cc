@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -32,17 +34,72 @@ std::string ReadAll(int fd) {
 
 }  // namespace
 
-std::string MakeBinDir(const std::string& from,
-                       const std::vector<std::string>& paths) {
+absl::StatusOr<std::string> MakeBinDir(const std::string& from,
+                                       const std::vector<std::string>& paths) {
   char dir_template[] = "/tmp/cg-bin-XXXXXX";
-  std::string dir = mkdtemp(dir_template);
+  if (mkdtemp(dir_template) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp /tmp/cg-bin-XXXXXX: ", strerror(errno)));
+  }
+  const std::string dir = dir_template;
+  absl::Cleanup remove_dir = [&dir] {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  };
   chmod(dir.c_str(), 0755);
   for (const std::string& path : paths) {
     const std::string name = std::filesystem::path(path).filename();
-    std::filesystem::copy_file(from + "/" + path, dir + "/" + name);
+    const std::string source = from + "/" + path;
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(source, error)) {
+      return absl::NotFoundError(absl::StrCat(source, " is missing (is it in the test's data?)"));
+    }
+    if (!std::filesystem::copy_file(source, dir + "/" + name, error)) {
+      return absl::InternalError(absl::StrCat("cannot copy ", source, ": ", error.message()));
+    }
     chmod((dir + "/" + name).c_str(), 0755);
   }
+  std::move(remove_dir).Cancel();
   return dir;
+}
+
+bool RunningUnderCi() {
+  const char* ci = getenv("CI");
+  if (ci == nullptr) return false;
+  const std::string value = ci;
+  return !value.empty() && value != "false" && value != "0";
+}
+
+// bwrap and the shim around `command`: /usr read-only, a private /tmp, the work dir bound at
+// /work, the bin dir at kSandboxBinDir; the shim's create-guard arguments unless unguarded.
+std::vector<std::string> GuardedSandbox::BwrapArgv(int baseline_fd, int channel_fd,
+                                                   const GuardedRunOptions& options,
+                                                   const std::vector<std::string>& command) const {
+  // One bwrap operation per line.
+  // clang-format off
+  std::vector<std::string> argv = {
+      "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+      "--seccomp", absl::StrCat(baseline_fd),
+      "--ro-bind", "/usr", "/usr",
+      "--symlink", "usr/lib", "/lib",
+      "--symlink", "usr/lib64", "/lib64",
+      "--symlink", "usr/bin", "/bin",
+      "--proc", "/proc",
+      "--dev", "/dev",
+      "--tmpfs", "/tmp",
+      "--bind", work_, "/work",
+      "--ro-bind", bin_dir_, kSandboxBinDir,
+      "--chdir", "/work",
+      "--", absl::StrCat(kSandboxBinDir, "/sandbox_shim"),
+  };
+  // clang-format on
+  if (options.guard) {
+    for (const std::string& arg : options.shim_args) {
+      argv.push_back(absl::StrReplaceAll(arg, {{"{fd}", absl::StrCat(channel_fd)}}));
+    }
+  }
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
 }
 
 GuardedRun GuardedSandbox::Run(const std::vector<std::string>& command,
@@ -51,59 +108,12 @@ GuardedRun GuardedSandbox::Run(const std::vector<std::string>& command,
   absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
   absl::StatusOr<UniqueFd> baseline = SealedProgramFd(baseline_);
   if (!channel.ok() || !baseline.ok()) {
-    result.failures.push_back(!channel.ok() ? channel.status()
-                                            : baseline.status());
+    result.failures.push_back(!channel.ok() ? channel.status() : baseline.status());
     return result;
   }
-  UniqueFd mine = std::move(channel->first),
-           theirs = std::move(channel->second);
+  UniqueFd mine = std::move(channel->first), theirs = std::move(channel->second);
 
-  std::vector<std::string> argv = {
-      "bwrap",
-      "--unshare-all",
-      "--die-with-parent",
-      "--new-session",
-      "--cap-drop",
-      "ALL",
-      "--seccomp",
-      absl::StrCat(baseline->get()),
-      "--ro-bind",
-      "/usr",
-      "/usr",
-      "--symlink",
-      "usr/lib",
-      "/lib",
-      "--symlink",
-      "usr/lib64",
-      "/lib64",
-      "--symlink",
-      "usr/bin",
-      "/bin",
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "--tmpfs",
-      "/tmp",
-      "--bind",
-      work_,
-      "/work",
-      "--ro-bind",
-      bin_dir_,
-      kSandboxBinDir,
-      "--chdir",
-      "/work",
-      "--",
-      absl::StrCat(kSandboxBinDir, "/sandbox_shim")};
-  if (options.guard) {
-    for (const std::string& arg : options.shim_args) {
-      argv.push_back(
-          absl::StrReplaceAll(arg, {{"{fd}", absl::StrCat(theirs.get())}}));
-    }
-  }
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-
+  const std::vector<std::string> argv = BwrapArgv(baseline->get(), theirs.get(), options, command);
   ProcessSpec spec;
   spec.executable = "/usr/bin/bwrap";
   spec.argv = argv;
@@ -112,8 +122,7 @@ GuardedRun GuardedSandbox::Run(const std::vector<std::string>& command,
   spec.identity = Identity{kSandboxUid, kSandboxUid, {}};
   spec.inherit_fds = {baseline->get()};
   if (options.guard) spec.inherit_fds.push_back(theirs.get());
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> process =
-      SandboxProcess::Spawn(spec);
+  absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(spec);
   if (!process.ok()) {
     result.failures.push_back(process.status());
     return result;
@@ -132,17 +141,16 @@ GuardedRun GuardedSandbox::Run(const std::vector<std::string>& command,
     supervisor_options.deny_patterns = policy::StandardFilenameDenyPatterns();
     supervisor_options.free_dirs = {"/tmp"};
     supervisor_options.mounts = {{"/work", work_, true}};
-    absl::StatusOr<std::unique_ptr<CreateSupervisor>> started =
-        CreateSupervisor::Start(
-            supervisor_options, std::move(mine),
-            [&](const CreateViolation& v) {
-              absl::MutexLock lock(&mu);
-              result.violations.push_back(v);
-            },
-            [&](const absl::Status& s) {
-              absl::MutexLock lock(&mu);
-              result.failures.push_back(s);
-            });
+    absl::StatusOr<std::unique_ptr<CreateSupervisor>> started = CreateSupervisor::Start(
+        supervisor_options, std::move(mine),
+        [&](const CreateViolation& v) {
+          absl::MutexLock lock(&mu);
+          result.violations.push_back(v);
+        },
+        [&](const absl::Status& s) {
+          absl::MutexLock lock(&mu);
+          result.failures.push_back(s);
+        });
     if (!started.ok()) {
       result.failures.push_back(started.status());
       return result;
