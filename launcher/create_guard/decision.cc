@@ -141,22 +141,22 @@ CreateDecision DecideRename(const CreateRequest& r, const CreateRules& rules) {
     return Kernel(CreateReason::kRenameFlags);
   }
   if (!r.resolved) return Kernel(CreateReason::kUnresolved);
-  // Each pair: the name that is (re)filled, and what lands there. With RENAME_EXCHANGE the
-  // source's name is refilled too (it now holds what was at the destination).
-  std::vector<std::pair<const NameFacts*, const NameFacts*>> refilled = {{&r.name, &r.source}};
-  if (flags & RENAME_EXCHANGE) refilled.push_back({&r.source, &r.name});
+  // The names (re)filled: the destination; with RENAME_EXCHANGE the source's name too (it now
+  // holds what was at the destination).
+  std::vector<const NameFacts*> refilled = {&r.name};
+  if (flags & RENAME_EXCHANGE) refilled.push_back(&r.source);
   bool all_free = true;
-  for (const auto& [name, moved] : refilled) {
+  for (const NameFacts* name : refilled) {
     if (name->in_free_dir) continue;
     all_free = false;
     // Replacing an existing matching name gives it new content: refused like a creation.
     if (std::optional<std::string> pattern = rules.patterns.Match(name->name)) {
       return Deny(*name, {CreateReason::kFilenamePattern, std::move(*pattern)}, rules);
     }
-    // A directory or symlink moved here brings what it holds under the new name; so may
-    // anything we could not look at.
-    const bool beneath = moved->holds != NameHolds::kOtherFile;
-    if (std::optional<Hit> hit = TrustedRule(*name, beneath, rules)) {
+    // A directory or symlink moved here brings what it holds under the new name. Whatever is
+    // moved is checked as if it were one: another writer on the tree can swap a plain file for
+    // a prepared directory (RENAME_EXCHANGE) between this check and the kernel's rename.
+    if (std::optional<Hit> hit = TrustedRule(*name, /*beneath=*/true, rules)) {
       return Deny(*name, std::move(*hit), rules);
     }
   }
