@@ -38,20 +38,6 @@ PolicyVerdict CommandRuleVerdict(Mode mode, CommandRule rule) {
   }
 }
 
-absl::string_view ModeName(Mode mode) {
-  switch (mode) {
-    case Mode::kChat:
-      return "chat";
-    case Mode::kReview:
-      return "review";
-    case Mode::kPlan:
-      return "plan";
-    case Mode::kOrchestrate:
-      return "orchestrate";
-  }
-  return "chat";
-}
-
 CommandDecision EvaluateCommand(Mode mode, absl::string_view command_line,
                                 const ShellParseLimits& limits) {
   CommandDecision d;

@@ -160,12 +160,5 @@ TEST(EvaluateCommand, InnerCommandOfBashCIsTheSubcommand) {
   EXPECT_NE(d.reason.find("inside bash -c"), std::string::npos) << d.reason;
 }
 
-TEST(ModeName, NamesEveryMode) {
-  EXPECT_EQ(ModeName(Mode::kChat), "chat");
-  EXPECT_EQ(ModeName(Mode::kReview), "review");
-  EXPECT_EQ(ModeName(Mode::kPlan), "plan");
-  EXPECT_EQ(ModeName(Mode::kOrchestrate), "orchestrate");
-}
-
 }  // namespace
 }  // namespace ccsandbox::policy
