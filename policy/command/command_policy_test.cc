@@ -39,10 +39,11 @@ TEST(CommandRuleVerdict, MatchesTheHeaderTable) {
       {R::kReadOnly, V::kAllow, V::kAllow},
   };
   ASSERT_EQ(table.size(), static_cast<size_t>(kCommandRuleCount));
-  for (const Row& row : table) {
-    EXPECT_EQ(CommandRuleVerdict(Mode::kChat, row.rule), row.chat) << CommandRuleId(row.rule);
-    for (Mode m : {Mode::kReview, Mode::kPlan, Mode::kOrchestrate}) {
-      EXPECT_EQ(CommandRuleVerdict(m, row.rule), row.read_only)
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Row& row = table[i];
+    EXPECT_EQ(static_cast<size_t>(row.rule), i) << "rows in rule.h's order";
+    for (Mode m : kAllModes) {
+      EXPECT_EQ(CommandRuleVerdict(m, row.rule), ModeIsReadOnly(m) ? row.read_only : row.chat)
           << CommandRuleId(row.rule) << " in " << ModeName(m);
     }
   }
