@@ -75,7 +75,7 @@ CommandDecision EvaluateCommand(Mode mode, absl::string_view command_line,
   for (const CommandFinding& f : d.findings) {
     d.fully_analysed = d.fully_analysed && CommandRuleFullyAnalysed(f.rule);
     const PolicyVerdict v = CommandRuleVerdict(mode, f.rule);
-    // Most restrictive verdict; among equals, the rule listed first in command_rule.h.
+    // Most restrictive verdict; among equals, the rule listed first in rule.h.
     if (decider == nullptr || v > verdict || (v == verdict && f.rule < decider->rule)) {
       decider = &f;
       verdict = v;

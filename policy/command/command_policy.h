@@ -1,7 +1,7 @@
 // The shell command policy of each mode (spec: "The mode's tool surface" and "Where these
 // boundaries are weak"): a command line in, one decision out. Every simple command — in
 // pipelines, lists, subshells, substitutions, `bash -c` strings, wrappers — is classified on its
-// own (command_classifier.h) and the most restrictive decision wins (deny > prompt > allow).
+// own (classifier.h) and the most restrictive decision wins (deny > prompt > allow).
 //
 //   CommandDecision d = EvaluateCommand(Mode::kPlan, "git status && git commit -m x");
 //   // d.verdict == kDeny, d.rule == kCreateCommit, d.subcommand == "git commit -m x"

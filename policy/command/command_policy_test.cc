@@ -66,7 +66,7 @@ TEST(EvaluateCommand, MostRestrictiveSubcommandDecides) {
 }
 
 TEST(EvaluateCommand, AmongEqualVerdictsTheHigherPriorityRuleNamesTheDecision) {
-  // Both are denied in plan mode; install_package comes first in command_rule.h.
+  // Both are denied in plan mode; install_package comes first in rule.h.
   CommandDecision d = EvaluateCommand(Mode::kPlan, "git commit -m x && npm install");
   EXPECT_EQ(d.verdict, V::kDeny);
   EXPECT_EQ(d.rule, R::kInstallPackage);
