@@ -14,8 +14,8 @@
 #include "policy/command/rule.h"
 #include "policy/guardrails/guardrails.h"
 #include "policy/guardrails/path_confinement.h"
+#include "policy/mode.h"
 #include "policy/verdict.h"
-#include "policy/plan/spec_validation.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 

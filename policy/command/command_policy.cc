@@ -5,51 +5,56 @@
 #include "absl/strings/str_cat.h"
 
 namespace ccsandbox::policy {
+namespace {
+
+using R = CommandRule;
+constexpr PolicyVerdict kAllow = PolicyVerdict::kAllow;
+constexpr PolicyVerdict kPrompt = PolicyVerdict::kPrompt;
+constexpr PolicyVerdict kDeny = PolicyVerdict::kDeny;
+
+struct RuleRow {
+  CommandRule rule;
+  PolicyVerdict by_mode[kModeCount];  // chat, review, plan, orchestrate (Mode's order)
+};
+
+// The table in command_policy.h, one row per rule in rule.h's order. Chat refuses the fixed
+// deny list and asks before anything changes state outside this machine; the read-only modes
+// refuse every command not known to only read, without asking.
+constexpr RuleRow kRuleVerdicts[kCommandRuleCount] = {
+    // rule, {chat, review, plan, orchestrate}
+    {R::kUnparseable, {kDeny, kDeny, kDeny, kDeny}},
+    {R::kSystemDestruction, {kDeny, kDeny, kDeny, kDeny}},
+    {R::kContainerEscape, {kDeny, kDeny, kDeny, kDeny}},
+    {R::kPrivilegeEscalation, {kDeny, kDeny, kDeny, kDeny}},
+    {R::kPushToRemote, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kPublishPackage, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kOpenPullRequest, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kPublishReviewOrMerge, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kWriteExternalTracker, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kChangeRemoteState, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kInstallPackage, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kDynamicCode, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kCreateCommit, {kAllow, kDeny, kDeny, kDeny}},
+    {R::kNetworkWrite, {kPrompt, kDeny, kDeny, kDeny}},
+    {R::kMutating, {kAllow, kDeny, kDeny, kDeny}},
+    {R::kOpaqueProgram, {kAllow, kDeny, kDeny, kDeny}},
+    {R::kUnknownProgram, {kAllow, kDeny, kDeny, kDeny}},
+    {R::kNetworkAccess, {kAllow, kAllow, kAllow, kAllow}},
+    {R::kReadOnly, {kAllow, kAllow, kAllow, kAllow}},
+};
+
+constexpr bool RowsFollowRuleOrder() {
+  for (int i = 0; i < kCommandRuleCount; ++i) {
+    if (static_cast<int>(kRuleVerdicts[i].rule) != i) return false;
+  }
+  return true;
+}
+static_assert(RowsFollowRuleOrder(), "kRuleVerdicts must list every rule in rule.h's order");
+
+}  // namespace
 
 PolicyVerdict CommandRuleVerdict(Mode mode, CommandRule rule) {
-  using R = CommandRule;
-  switch (rule) {
-    case R::kNetworkAccess:
-    case R::kReadOnly:
-      return PolicyVerdict::kAllow;
-    case R::kUnparseable:
-    case R::kSystemDestruction:
-    case R::kContainerEscape:
-    case R::kPrivilegeEscalation:
-      return PolicyVerdict::kDeny;
-    default:
-      break;
-  }
-  // The read-only modes refuse every command not known to only read, without asking.
-  if (mode != Mode::kChat) return PolicyVerdict::kDeny;
-  switch (rule) {
-    case R::kPushToRemote:
-    case R::kPublishPackage:
-    case R::kOpenPullRequest:
-    case R::kPublishReviewOrMerge:
-    case R::kWriteExternalTracker:
-    case R::kChangeRemoteState:
-    case R::kInstallPackage:
-    case R::kNetworkWrite:
-    case R::kDynamicCode:
-      return PolicyVerdict::kPrompt;
-    default:
-      return PolicyVerdict::kAllow;
-  }
-}
-
-absl::string_view ModeName(Mode mode) {
-  switch (mode) {
-    case Mode::kChat:
-      return "chat";
-    case Mode::kReview:
-      return "review";
-    case Mode::kPlan:
-      return "plan";
-    case Mode::kOrchestrate:
-      return "orchestrate";
-  }
-  return "chat";
+  return kRuleVerdicts[static_cast<int>(rule)].by_mode[static_cast<int>(mode)];
 }
 
 CommandDecision EvaluateCommand(Mode mode, absl::string_view command_line,
@@ -70,7 +75,7 @@ CommandDecision EvaluateCommand(Mode mode, absl::string_view command_line,
   for (const CommandFinding& f : d.findings) {
     d.fully_analysed = d.fully_analysed && CommandRuleFullyAnalysed(f.rule);
     const PolicyVerdict v = CommandRuleVerdict(mode, f.rule);
-    // Most restrictive verdict; among equals, the rule listed first in command_rule.h.
+    // Most restrictive verdict; among equals, the rule listed first in rule.h.
     if (decider == nullptr || v > verdict || (v == verdict && f.rule < decider->rule)) {
       decider = &f;
       verdict = v;

@@ -1,7 +1,7 @@
 // The shell command policy of each mode (spec: "The mode's tool surface" and "Where these
 // boundaries are weak"): a command line in, one decision out. Every simple command — in
 // pipelines, lists, subshells, substitutions, `bash -c` strings, wrappers — is classified on its
-// own (command_classifier.h) and the most restrictive decision wins (deny > prompt > allow).
+// own (classifier.h) and the most restrictive decision wins (deny > prompt > allow).
 //
 //   CommandDecision d = EvaluateCommand(Mode::kPlan, "git status && git commit -m x");
 //   // d.verdict == kDeny, d.rule == kCreateCommit, d.subcommand == "git commit -m x"
@@ -44,9 +44,9 @@
 #include "absl/strings/string_view.h"
 #include "policy/command/classifier.h"
 #include "policy/command/rule.h"
-#include "policy/verdict.h"
 #include "policy/command/shell_parser.h"
-#include "policy/plan/spec_validation.h"
+#include "policy/mode.h"
+#include "policy/verdict.h"
 
 namespace ccsandbox::policy {
 
@@ -62,9 +62,6 @@ struct CommandDecision {
 
 // What `mode` decides for a command of `rule` (the table above).
 PolicyVerdict CommandRuleVerdict(Mode mode, CommandRule rule);
-
-// "chat", "review", "plan", "orchestrate".
-absl::string_view ModeName(Mode mode);
 
 // Never fails: input that does not parse, or is too big to analyse, is a kDeny decision.
 CommandDecision EvaluateCommand(Mode mode, absl::string_view command_line,

@@ -39,10 +39,11 @@ TEST(CommandRuleVerdict, MatchesTheHeaderTable) {
       {R::kReadOnly, V::kAllow, V::kAllow},
   };
   ASSERT_EQ(table.size(), static_cast<size_t>(kCommandRuleCount));
-  for (const Row& row : table) {
-    EXPECT_EQ(CommandRuleVerdict(Mode::kChat, row.rule), row.chat) << CommandRuleId(row.rule);
-    for (Mode m : {Mode::kReview, Mode::kPlan, Mode::kOrchestrate}) {
-      EXPECT_EQ(CommandRuleVerdict(m, row.rule), row.read_only)
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Row& row = table[i];
+    EXPECT_EQ(static_cast<size_t>(row.rule), i) << "rows in rule.h's order";
+    for (Mode m : kAllModes) {
+      EXPECT_EQ(CommandRuleVerdict(m, row.rule), ModeIsReadOnly(m) ? row.read_only : row.chat)
           << CommandRuleId(row.rule) << " in " << ModeName(m);
     }
   }
@@ -65,7 +66,7 @@ TEST(EvaluateCommand, MostRestrictiveSubcommandDecides) {
 }
 
 TEST(EvaluateCommand, AmongEqualVerdictsTheHigherPriorityRuleNamesTheDecision) {
-  // Both are denied in plan mode; install_package comes first in command_rule.h.
+  // Both are denied in plan mode; install_package comes first in rule.h.
   CommandDecision d = EvaluateCommand(Mode::kPlan, "git commit -m x && npm install");
   EXPECT_EQ(d.verdict, V::kDeny);
   EXPECT_EQ(d.rule, R::kInstallPackage);
@@ -158,13 +159,6 @@ TEST(EvaluateCommand, InnerCommandOfBashCIsTheSubcommand) {
   CommandDecision d = EvaluateCommand(Mode::kChat, "bash -c 'ls; git push origin main'");
   EXPECT_EQ(d.subcommand, "git push origin main");
   EXPECT_NE(d.reason.find("inside bash -c"), std::string::npos) << d.reason;
-}
-
-TEST(ModeName, NamesEveryMode) {
-  EXPECT_EQ(ModeName(Mode::kChat), "chat");
-  EXPECT_EQ(ModeName(Mode::kReview), "review");
-  EXPECT_EQ(ModeName(Mode::kPlan), "plan");
-  EXPECT_EQ(ModeName(Mode::kOrchestrate), "orchestrate");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The guardrail effect classes a classified shell command line produces (spec: "Pushes go
 // through Control Center": the harness bash tool and Claude Code's Bash hook classify each
-// command line and ask the rule it falls under). Bridges command_classifier.h to guardrails.h.
+// command line and ask the rule it falls under). Bridges classifier.h to guardrails.h.
 //
 //   CommandClassification c = ClassifyCommandLine("git commit -am x && git push origin main");
 //   ActionRequest request;

@@ -233,4 +233,33 @@ void Call::Run(size_t from) const {
   if (from < argv.size()) sink.RunArgv(argv.subspan(from));
 }
 
+void Install(const Call& c, absl::string_view what) {
+  c.Add(R::kInstallPackage, absl::StrCat(what, " installs packages"));
+}
+
+void Publish(const Call& c, absl::string_view what) {
+  c.Add(R::kPublishPackage, absl::StrCat(what, " publishes a package"));
+}
+
+// The subcommand word: the first operand after the program, skipping `skip_values` options'
+// values. Empty when there is none; "$" when it is only known at run time.
+std::string SubWord(const Call& c, size_t* index, absl::string_view skip_values, size_t start) {
+  size_t i = FirstOperand(c.argv, start, skip_values);
+  if (index != nullptr) *index = i;
+  if (i >= c.argv.size()) return "";
+  if (!c.argv[i].literal()) return "$";
+  return c.argv[i].text;
+}
+
+bool DynamicSub(const Call& c, absl::string_view sub) {
+  if (sub != "$") return false;
+  c.Add(R::kDynamicCode, "runs a subcommand only known at run time");
+  return true;
+}
+
+bool IsVersionFlag(const Call& c) {
+  return c.argv.size() == 2 &&
+         OneOf(c.argv[1].text, {"--version", "-v", "-V", "version", "--help", "-h", "help"});
+}
+
 }  // namespace ccsandbox::policy::programs

@@ -1,7 +1,8 @@
 // Internal to the command classifier: what the per-family program files
-// (command_programs_{shell,git,packages,network,system,text}.cc) share — getopt-style argument
-// scanning, path normalisation, the Call a handler gets, and each family's table entries.
-// Nothing outside policy/command_program*.cc should include it; use command_classifier.h.
+// (programs_{privilege,wrappers,shell,git,packages,system_packages,network,system,text}.cc)
+// share — getopt-style argument scanning, path normalisation, the Call a handler gets, and each
+// family's table entries. Nothing outside policy/command/program*.cc should include it; use
+// classifier.h.
 //
 //   void Rm(const Call& c) {
 //     ArgScan s = ScanArgs(c.argv, 1, {}, /*stop_at_operand=*/false);
@@ -132,12 +133,15 @@ inline ProgramEntry S(CommandRule rule, absl::string_view what) {
 }
 
 // Each family's table entries.
-std::vector<ProgramGroup> ShellPrograms();    // privilege escalation, wrappers, shells, builtins
-std::vector<ProgramGroup> GitPrograms();      // git, gh
-std::vector<ProgramGroup> PackagePrograms();  // package managers, build tools
-std::vector<ProgramGroup> NetworkPrograms();  // curl, wget, ssh, cloud CLIs
-std::vector<ProgramGroup> SystemPrograms();   // destruction, escape, docker, local changes
-std::vector<ProgramGroup> TextPrograms();     // sed, awk, archives, formatters, interpreters
+std::vector<ProgramGroup> PrivilegePrograms();      // sudo, su, account tools, kernel modules
+std::vector<ProgramGroup> WrapperPrograms();        // env, nice, timeout, xargs, watch, strace …
+std::vector<ProgramGroup> ShellPrograms();          // shells, eval, source, shell builtins
+std::vector<ProgramGroup> GitPrograms();            // git, gh
+std::vector<ProgramGroup> PackagePrograms();        // language package managers, build tools
+std::vector<ProgramGroup> SystemPackagePrograms();  // apt, dnf, brew, pacman, dpkg, nix …
+std::vector<ProgramGroup> NetworkPrograms();        // curl, wget, ssh, cloud CLIs
+std::vector<ProgramGroup> SystemPrograms();         // destruction, escape, docker, local changes
+std::vector<ProgramGroup> TextPrograms();           // sed, awk, archives, formatters, interpreters
 
 // Handlers and helpers one family borrows from another.
 void Install(const Call& c, absl::string_view what);

@@ -219,9 +219,10 @@ std::vector<programs::ProgramGroup> GenericPrograms() {
 const absl::flat_hash_map<absl::string_view, programs::ProgramEntry>& Table() {
   static const auto* table = [] {
     auto* t = new absl::flat_hash_map<absl::string_view, programs::ProgramEntry>();
-    for (auto family : {programs::ShellPrograms, programs::GitPrograms, programs::PackagePrograms,
-                        programs::NetworkPrograms, programs::SystemPrograms, programs::TextPrograms,
-                        GenericPrograms}) {
+    for (auto family : {programs::PrivilegePrograms, programs::WrapperPrograms,
+                        programs::ShellPrograms, programs::GitPrograms, programs::PackagePrograms,
+                        programs::SystemPackagePrograms, programs::NetworkPrograms,
+                        programs::SystemPrograms, programs::TextPrograms, GenericPrograms}) {
       for (const programs::ProgramGroup& g : family()) {
         for (absl::string_view name : absl::StrSplit(g.names, ' ', absl::SkipEmpty())) {
           t->emplace(name, g.entry);

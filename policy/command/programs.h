@@ -1,5 +1,5 @@
 // What each known program does with its arguments: the per-program knowledge behind
-// command_classifier.h (git and gh subcommands, package managers, network tools, the chat deny
+// classifier.h (git and gh subcommands, package managers, network tools, the chat deny
 // list, read-only tools, wrappers and shells). The classifier walks the parsed script and hands
 // every simple command to ClassifyProgram through a ProgramSink; wrappers and shells hand their
 // payload back through the sink, so nesting and depth limits stay the classifier's.

@@ -103,6 +103,49 @@ INSTANTIATE_TEST_SUITE_P(
         {"sudo -u ci bash -c 'git push'", {"sudo|-u|ci|bash|-c|git push"}},
     }));
 
+TEST(ShellParser, AnsiCStringsDecodeAsBashDoes) {
+  struct Row {
+    std::string quoted;
+    std::string decoded;
+  };
+  const Row kTable[] = {
+      // Every one-character escape.
+      {"$'\\a'", "\a"},
+      {"$'\\b'", "\b"},
+      {"$'\\e'", "\x1b"},
+      {"$'\\E'", "\x1b"},
+      {"$'\\f'", "\f"},
+      {"$'\\n'", "\n"},
+      {"$'\\r'", "\r"},
+      {"$'\\t'", "\t"},
+      {"$'\\v'", "\v"},
+      {"$'\\\\'", "\\"},
+      {"$'\\''", "'"},
+      {"$'\\\"'", "\""},
+      {"$'\\?'", "?"},
+      // Control characters, hex, code points, octal; unknown escapes stay as written.
+      {"$'\\cA'", "\x01"},
+      {"$'\\x41\\x4'", "A\x04"},
+      {"$'\\u00e9'", "\xc3\xa9"},
+      {"$'\\U0001F600'", "\xf0\x9f\x98\x80"},
+      {"$'\\101\\7'", "A\x07"},
+      {"$'\\x'", "\\x"},
+      {"$'\\q'", "\\q"},
+      // A decoded NUL ends the string.
+      {"$'a\\0b'", "a"},
+      {"$'a\\x00b'", "a"},
+      {"$'a\\c@b'", "a"},
+      {"$'a\\u0000b'", "a"},
+  };
+  for (const Row& row : kTable) {
+    absl::StatusOr<ShellScript> script = ParseShell("echo " + row.quoted);
+    ASSERT_TRUE(script.ok()) << row.quoted << ": " << script.status();
+    ASSERT_EQ(script->commands.size(), 1u);
+    ASSERT_EQ(script->commands[0].words.size(), 2u);
+    EXPECT_EQ(script->commands[0].words[1].text, row.decoded) << row.quoted;
+  }
+}
+
 TEST(ShellParser, RecordsRedirections) {
   absl::StatusOr<ShellScript> s =
       ParseShell("make >out 2>>err <in 2>&1 &>both &>>both2 <>rw 3<&0 >&file >|clobber");

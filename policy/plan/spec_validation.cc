@@ -3,6 +3,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "policy/mode.h"
 #include "policy/plan/input_limits.h"
 #include "base/paths.h"
 
@@ -38,17 +39,6 @@ absl::Status CheckPathList(absl::string_view field,
 }
 
 }  // namespace
-
-absl::StatusOr<Mode> ParseMode(absl::string_view mode) {
-  if (mode.empty() || mode == "chat") return Mode::kChat;
-  if (mode == "review") return Mode::kReview;
-  if (mode == "plan") return Mode::kPlan;
-  if (mode == "orchestrate") return Mode::kOrchestrate;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "mode: unknown mode '", mode, "'; expected chat, review, plan or orchestrate"));
-}
-
-bool ModeIsReadOnly(Mode mode) { return mode != Mode::kChat; }
 
 absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend) {
   // First: the rules below quote what they refuse, so they only ever see bounded input.

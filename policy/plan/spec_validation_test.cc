@@ -75,18 +75,5 @@ TEST(ValidateSpec, ProtectedGlobsAreKept) {
   EXPECT_TRUE(ValidateSpec(spec, v1::SANDBOX_BACKEND_NATIVE).ok());
 }
 
-TEST(ParseMode, KnowsTheFourModes) {
-  EXPECT_EQ(*ParseMode(""), Mode::kChat);
-  EXPECT_EQ(*ParseMode("chat"), Mode::kChat);
-  EXPECT_EQ(*ParseMode("review"), Mode::kReview);
-  EXPECT_EQ(*ParseMode("plan"), Mode::kPlan);
-  EXPECT_EQ(*ParseMode("orchestrate"), Mode::kOrchestrate);
-  EXPECT_FALSE(ParseMode("Chat").ok());
-  EXPECT_FALSE(ModeIsReadOnly(Mode::kChat));
-  EXPECT_TRUE(ModeIsReadOnly(Mode::kReview));
-  EXPECT_TRUE(ModeIsReadOnly(Mode::kPlan));
-  EXPECT_TRUE(ModeIsReadOnly(Mode::kOrchestrate));
-}
-
 }  // namespace
 }  // namespace ccsandbox::policy

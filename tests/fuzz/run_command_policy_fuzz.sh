@@ -11,31 +11,23 @@ seconds=${1:-60}
 work=${COMMAND_FUZZ_DIR:-/tmp/command_policy_fuzz}
 cxx=${CXX_FUZZ:-clang++}
 command -v "$cxx" >/dev/null || { echo "run_command_policy_fuzz: $cxx not found; install: apt-get install clang" >&2; exit 1; }
-mkdir -p "$work/corpus" "$work/crashes" "$work/obj"
-
-# Mode comes from spec_validation.h, which needs the generated SandboxSpec message.
-bazel build //proto:cc_gen >/dev/null 2>&1 || bazel build //proto:cc_gen
-gen=$(bazel info bazel-bin 2>/dev/null)
+mkdir -p "$work/corpus" "$work/crashes"
 
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I. "-I$gen")
+       -fno-sanitize-recover=undefined -I.)
 absl=(-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings
       -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal
       -labsl_int128 -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash)
-sources=(policy/command/shell_parser.cc policy/command/rule.cc policy/command/classifier.cc
-         policy/command/program_util.cc policy/command/programs.cc policy/command/programs_git.cc
-         policy/command/programs_network.cc policy/command/programs_packages.cc
-         policy/command/programs_shell.cc policy/command/programs_system.cc
-         policy/command/programs_text.cc policy/command/command_policy.cc policy/plan/env_scrub.cc
-         policy/plan/spec_validation.cc policy/plan/input_limits.cc base/paths.cc)
+# The sources of //policy/command:command_policy and everything it depends on in this tree (no
+# generated code: the command policy is proto-free).
+mapfile -t sources < <(bazel query --noshow_progress \
+  'kind("source file", deps(//policy/command:command_policy))' 2>/dev/null |
+  sed -n 's|^//\([^:]*\):\(.*\.cc\)$|\1/\2|p')
+[[ ${#sources[@]} -gt 0 ]] || { echo "run_command_policy_fuzz: bazel query found no sources" >&2; exit 1; }
 
 echo "== command_policy_fuzz: building"
-# The generated message is compiled without instrumentation: it is not what is under test.
-clang++ -std=c++20 -O1 -c "$gen/proto/sandbox.pb.cc" -I"$gen" -o "$work/obj/sandbox.pb.o"
-clang++ -std=c++20 -O1 -c "$gen/proto/launcher.pb.cc" -I"$gen" -o "$work/obj/launcher.pb.o"
-"$cxx" "${flags[@]}" tests/fuzz/command_policy_fuzz.cc "${sources[@]}" "$work/obj/sandbox.pb.o" \
-  "$work/obj/launcher.pb.o" \
-  "${absl[@]}" -lprotobuf -o "$work/command_policy_fuzz"
+"$cxx" "${flags[@]}" tests/fuzz/command_policy_fuzz.cc "${sources[@]}" "${absl[@]}" \
+  -o "$work/command_policy_fuzz"
 
 # One seed file per table row ('↵' is a newline there).
 i=0
