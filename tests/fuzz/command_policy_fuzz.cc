@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "policy/command/command_policy.h"
 #include "policy/command/shell_parser.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 
@@ -25,10 +26,6 @@ using ccsandbox::policy::Mode;
 using ccsandbox::policy::ParseShell;
 using ccsandbox::policy::PolicyVerdict;
 
-void Check(bool ok) {
-  if (!ok) __builtin_trap();
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,10 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int m = 0; m < 4; ++m) {
     CommandDecision d = EvaluateCommand(modes[m], line);
     verdicts[m] = d.verdict;
-    Check(!d.reason.empty());
+    FUZZ_CHECK(!d.reason.empty());
     if (!parses) {
-      Check(d.verdict == PolicyVerdict::kDeny && d.rule == CommandRule::kUnparseable);
-      Check(d.findings.size() == 1 && !d.fully_analysed);
+      FUZZ_CHECK(d.verdict == PolicyVerdict::kDeny && d.rule == CommandRule::kUnparseable);
+      FUZZ_CHECK(d.findings.size() == 1 && !d.fully_analysed);
     }
     bool any_unparseable = false;
     bool decider_found = d.findings.empty();
@@ -51,16 +48,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       any_unparseable = any_unparseable || f.rule == CommandRule::kUnparseable;
       worst = ccsandbox::policy::MostRestrictive(worst, CommandRuleVerdict(modes[m], f.rule));
       decider_found = decider_found || (f.rule == d.rule && f.subcommand == d.subcommand);
-      Check(!f.reason.empty());
+      FUZZ_CHECK(!f.reason.empty());
     }
-    if (any_unparseable) Check(d.verdict == PolicyVerdict::kDeny);
-    Check(decider_found);
-    Check(d.findings.empty() ? d.verdict == PolicyVerdict::kAllow : d.verdict == worst);
+    if (any_unparseable) FUZZ_CHECK(d.verdict == PolicyVerdict::kDeny);
+    FUZZ_CHECK(decider_found);
+    FUZZ_CHECK(d.findings.empty() ? d.verdict == PolicyVerdict::kAllow : d.verdict == worst);
   }
   for (int m = 1; m < 4; ++m) {
-    Check(verdicts[m] != PolicyVerdict::kPrompt);
-    Check(verdicts[m] == verdicts[1]);
-    Check(verdicts[m] >= verdicts[0] || verdicts[0] == PolicyVerdict::kPrompt);
+    FUZZ_CHECK(verdicts[m] != PolicyVerdict::kPrompt);
+    FUZZ_CHECK(verdicts[m] == verdicts[1]);
+    FUZZ_CHECK(verdicts[m] >= verdicts[0] || verdicts[0] == PolicyVerdict::kPrompt);
   }
   return 0;
 }
