@@ -4,11 +4,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <unistd.h>
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/unique_fd.h"
 #include "policy/egress/allowlist.h"
 #include "spdlog/spdlog.h"
 
@@ -20,19 +20,17 @@ namespace {
 constexpr size_t kMaxQueuedViolations = 10000;
 
 // A bound, not yet listening, Unix stream socket at `path` (mode from the 0700 directory).
-absl::StatusOr<int> UnixListener(const std::string& path) {
+absl::StatusOr<UniqueFd> UnixListener(const std::string& path) {
   sockaddr_un address{};
   if (path.size() >= sizeof(address.sun_path)) {
     return absl::InternalError(absl::StrCat("socket path too long: ", path));
   }
   address.sun_family = AF_UNIX;
   memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    const int error = errno;
-    close(fd);
-    return absl::InternalError(absl::StrCat("bind ", path, ": ", strerror(error)));
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    return absl::InternalError(absl::StrCat("bind ", path, ": ", strerror(errno)));
   }
   return fd;
 }
@@ -46,8 +44,7 @@ SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Reso
       runtime_dir_(runtime_dir),
       events_(events),
       limits_(limits),
-      budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total)
-                               : nullptr),
+      budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total) : nullptr),
       relay_([this] { Relay(); }) {}
 
 SessionEgress::~SessionEgress() {
@@ -90,11 +87,10 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   session.dir = *dir;
   session.plan.set_http_socket(*dir + "/http.sock");
   session.plan.set_socks_socket(*dir + "/socks.sock");
-  absl::StatusOr<int> http_fd = UnixListener(session.plan.http_socket());
-  absl::StatusOr<int> socks_fd = http_fd.ok() ? UnixListener(session.plan.socks_socket())
-                                              : absl::StatusOr<int>(http_fd.status());
+  absl::StatusOr<UniqueFd> http_fd = UnixListener(session.plan.http_socket());
+  absl::StatusOr<UniqueFd> socks_fd = http_fd.ok() ? UnixListener(session.plan.socks_socket())
+                                                   : absl::StatusOr<UniqueFd>(http_fd.status());
   if (!socks_fd.ok()) {
-    if (http_fd.ok()) close(*http_fd);
     runtime_dir_.RemoveSessionDir(session.dir);
     return socks_fd.status();
   }
@@ -102,8 +98,8 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   options.session_id = session_id;
   options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(allowlist));
   options.resolver = resolver_;
-  options.http_listen_fd = *http_fd;  // owned by the proxies from here on
-  options.socks_listen_fd = *socks_fd;
+  options.http_listen_fd = *std::move(http_fd);  // the proxies' from here on
+  options.socks_listen_fd = *std::move(socks_fd);
   options.max_connections = limits_.per_session;
   options.budget = budget_;
   options.on_violation = [this, session_id](const proxy::EgressViolation& violation) {

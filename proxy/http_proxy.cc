@@ -7,11 +7,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "asio/write.hpp"
 #include "policy/egress/host.h"
 #include "proxy/credentials.h"
 #include "proxy/http_forward.h"
-#include "proxy/tunnel.h"
 
 namespace ccsandbox::proxy {
 namespace {
@@ -57,58 +55,18 @@ std::string HeaderSafe(absl::string_view reason) {
 
 HttpProxyConnection::HttpProxyConnection(std::shared_ptr<SessionState> state,
                                          asio::ip::tcp::socket client, bool over_limit)
-    : SessionChild(state),
-      client_(std::move(client)),
-      timer_(state->context()),
-      over_limit_(over_limit) {}
+    : ClientConnection(std::move(state), std::move(client), over_limit,
+                       {.chunk = kReadChunk, .buffered = kMaxRequestHeadBytes}) {}
 
-void HttpProxyConnection::Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
-                                bool over_limit) {
-  auto connection = std::make_shared<HttpProxyConnection>(state, std::move(client), over_limit);
-  state->Register(connection, /*refusing=*/over_limit);
-  connection->Begin();
+void HttpProxyConnection::OnHandshakeTimeout() {
+  if (connecting()) return;  // the connector's own deadline applies
+  Reply(408, absl::StrCat("no complete request head within ",
+                          absl::FormatDuration(state().options().timeouts.handshake)));
 }
 
-std::shared_ptr<HttpProxyConnection> HttpProxyConnection::self() {
-  return std::static_pointer_cast<HttpProxyConnection>(shared_from_this());
-}
-
-void HttpProxyConnection::Begin() {
-  if (closed_) return;
-  const absl::Duration timeout = state().options().timeouts.handshake;
-  timer_.expires_after(absl::ToChronoNanoseconds(timeout));
-  timer_.async_wait([self = self(), timeout](const std::error_code& ec) {
-    if (ec || self->closed_) return;
-    if (self->replying_) {
-      self->Close();  // a client that never reads its error response
-    } else if (self->connector_ == nullptr) {
-      self->Reply(408,
-                  absl::StrCat("no complete request head within ", absl::FormatDuration(timeout)));
-    }
-  });
-  Read();
-}
-
-void HttpProxyConnection::Read() {
-  const size_t old_size = buffer_.size();
-  const size_t room = std::min(kReadChunk, kMaxRequestHeadBytes - old_size);
-  buffer_.resize(old_size + room);
-  client_.async_read_some(
-      asio::buffer(buffer_.data() + old_size, room),
-      [self = self(), old_size](const std::error_code& ec, size_t n) {
-        if (self->closed_) return;
-        self->buffer_.resize(old_size + n);
-        if (ec) {
-          self->Close();  // gone before finishing its request: nothing to answer
-          return;
-        }
-        self->OnHeadBytes();
-      });
-}
-
-void HttpProxyConnection::OnHeadBytes() {
-  const HeadScan scan = ScanRequestHead(buffer_, scanned_);
-  scanned_ = buffer_.size();
+void HttpProxyConnection::OnBytes() {
+  const HeadScan scan = ScanRequestHead(buffer(), scanned_);
+  scanned_ = buffer().size();
   switch (scan.state) {
     case HeadScan::State::kIncomplete:
       Read();
@@ -120,7 +78,7 @@ void HttpProxyConnection::OnHeadBytes() {
       break;
   }
   absl::StatusOr<HttpRequestHead> head =
-      ParseRequestHead(absl::string_view(buffer_).substr(0, scan.head_size));
+      ParseRequestHead(absl::string_view(buffer()).substr(0, scan.head_size));
   if (!head.ok()) {
     Reply(HttpStatusForParseError(head.status()), std::string(head.status().message()));
     return;
@@ -173,21 +131,17 @@ void HttpProxyConnection::Handle(const HttpRequestHead& head, size_t head_size) 
     Refuse(decision.target, decision.reason);
     return;
   }
-  if (over_limit_) {
+  if (over_limit()) {
     // One session may not take the descriptors every other session and Launch need.
     const std::string reason = state().LimitReason();
     state().ReportViolation("http", decision.target, reason, /*log=*/false);
     Reply(503, reason, "Retry-After: 1\r\n");
     return;
   }
-  connector_ = UpstreamConnector::Start(
-      state_ptr(), std::move(decision), authority.port,
-      [self = self()](UpstreamResult result) { self->OnUpstream(std::move(result)); });
+  ConnectUpstream(std::move(decision), authority.port);
 }
 
 void HttpProxyConnection::OnUpstream(UpstreamResult result) {
-  connector_.reset();
-  if (closed_) return;
   switch (result.kind) {
     case UpstreamResult::Kind::kConnected:
       break;
@@ -202,8 +156,8 @@ void HttpProxyConnection::OnUpstream(UpstreamResult result) {
       Reply(502, result.reason);
       return;
   }
-  std::string early = buffer_.substr(head_size_);
-  std::string().swap(buffer_);
+  std::string early = buffer().substr(head_size_);
+  std::string().swap(buffer());
   std::string to_client;
   std::string to_upstream;
   if (is_connect_) {
@@ -213,13 +167,7 @@ void HttpProxyConnection::OnUpstream(UpstreamResult result) {
     to_upstream = std::move(forwarded_head_);
     to_upstream += early;
   }
-  closed_ = true;
-  std::error_code ignored;
-  timer_.cancel();
-  // The tunnel takes over this connection's place: count it once, not twice.
-  state().Unregister(this);
-  Tunnel::Start(state_ptr(), std::move(client_), std::move(*result.socket), std::move(to_client),
-                std::move(to_upstream));
+  BecomeTunnel(std::move(*result.socket), std::move(to_client), std::move(to_upstream));
 }
 
 void HttpProxyConnection::Refuse(const std::string& target, const std::string& reason) {
@@ -229,56 +177,12 @@ void HttpProxyConnection::Refuse(const std::string& target, const std::string& r
 
 void HttpProxyConnection::Reply(int status, const std::string& reason,
                                 const std::string& extra_headers) {
-  if (closed_ || replying_) return;
-  replying_ = true;
   const std::string safe = HeaderSafe(reason);
   const std::string body = absl::StrCat(safe, "\n");
-  auto response = std::make_shared<std::string>(absl::StrCat(
+  ReplyAndClose(absl::StrCat(
       "HTTP/1.1 ", status, " ", StatusText(status), "\r\nX-Sandbox-Reason: ", safe, "\r\n",
       extra_headers, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: ", body.size(),
       "\r\nConnection: close\r\n\r\n", body));
-  timer_.expires_after(std::chrono::seconds(2));
-  timer_.async_wait([self = self()](const std::error_code& ec) {
-    if (!ec) self->Close();
-  });
-  asio::async_write(client_, asio::buffer(*response),
-                    [self = self(), response](const std::error_code& ec, size_t) {
-                      if (ec || self->closed_) {
-                        self->Close();
-                        return;
-                      }
-                      self->DrainAndClose();
-                    });
-}
-
-// Closing with unread request bytes makes the kernel send a reset, which can destroy the error
-// response before the client reads it: finish sending, then read until the client closes (or
-// the reply timer fires).
-void HttpProxyConnection::DrainAndClose() {
-  std::error_code ignored;
-  client_.shutdown(asio::socket_base::shutdown_send, ignored);
-  buffer_.resize(kReadChunk);
-  client_.async_read_some(asio::buffer(buffer_),
-                          [self = self()](const std::error_code& ec, size_t) {
-                            if (self->closed_) return;
-                            if (ec) {
-                              self->Close();
-                              return;
-                            }
-                            self->DrainAndClose();
-                          });
-}
-
-void HttpProxyConnection::Close() {
-  if (closed_) return;
-  closed_ = true;
-  std::error_code ignored;
-  timer_.cancel();
-  if (connector_ != nullptr) {
-    connector_->Cancel();
-    connector_.reset();
-  }
-  client_.close(ignored);
 }
 
 }  // namespace ccsandbox::proxy

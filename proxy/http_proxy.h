@@ -18,50 +18,42 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "asio/ip/tcp.hpp"
-#include "asio/steady_timer.hpp"
+#include "proxy/client_connection.h"
 #include "proxy/http_head_parser.h"
 #include "proxy/session_state.h"
 #include "proxy/upstream_connector.h"
 
 namespace ccsandbox::proxy {
 
-class HttpProxyConnection : public SessionChild {
+class HttpProxyConnection : public ClientConnection {
  public:
   // `over_limit`: the session is at its connection limit; the request is read and, unless
   // the policy refuses it anyway (403), answered 503 with a violation naming its target.
   static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
-                    bool over_limit = false);
+                    bool over_limit = false) {
+    ClientConnection::Start<HttpProxyConnection>(std::move(state), std::move(client), over_limit);
+  }
 
   HttpProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
                       bool over_limit);
-  void Close() override;
 
  private:
-  void Begin();
-  void Read();
-  void OnHeadBytes();
+  void OnBytes() override;
+  void OnHandshakeTimeout() override;
+  void OnUpstream(UpstreamResult result) override;
   void Handle(const HttpRequestHead& head, size_t head_size);
-  void OnUpstream(UpstreamResult result);
   void Refuse(const std::string& target, const std::string& reason);
   void Reply(int status, const std::string& reason, const std::string& extra_headers = "");
-  void DrainAndClose();
   bool Authorized(const HttpRequestHead& head) const;
-  std::shared_ptr<HttpProxyConnection> self();
 
-  asio::ip::tcp::socket client_;
-  asio::steady_timer timer_;
-  std::string buffer_;
   size_t scanned_ = 0;
   size_t head_size_ = 0;
   bool is_connect_ = false;
   std::string forwarded_head_;
   std::string target_;
-  std::shared_ptr<UpstreamConnector> connector_;
-  const bool over_limit_;
-  bool replying_ = false;
-  bool closed_ = false;
 };
 
 }  // namespace ccsandbox::proxy

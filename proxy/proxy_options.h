@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "base/unique_fd.h"
 #include "policy/egress/allowlist.h"
 #include "proxy/connection_budget.h"
 #include "proxy/resolver.h"
@@ -69,10 +70,10 @@ struct SessionProxiesOptions {
   size_t guaranteed_connections = 16;
   // Listening TCP sockets to serve instead of binding 127.0.0.1:0 — e.g. sockets the launcher
   // created inside the sandbox's network namespace, so the sandbox reaches its proxies with no
-  // bridge process and no extra hop. SessionProxies takes ownership (also when Start fails);
-  // -1 binds a fresh 127.0.0.1 port.
-  int http_listen_fd = -1;
-  int socks_listen_fd = -1;
+  // bridge process and no extra hop. SessionProxies takes them (and closes them when Start
+  // fails); none binds a fresh 127.0.0.1 port.
+  UniqueFd http_listen_fd;
+  UniqueFd socks_listen_fd;
 };
 
 }  // namespace ccsandbox::proxy

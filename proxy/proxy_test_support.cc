@@ -18,18 +18,6 @@
 
 namespace ccsandbox::proxy::testing {
 
-Fd::~Fd() {
-  if (fd_ >= 0) close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
 namespace {
 
 void SetTimeouts(int fd) {
@@ -83,24 +71,22 @@ TestServer::~TestServer() {
 
 void TestServer::Run() {
   while (!stopping_) {
-    const int fd = accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
+    Fd fd(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!fd.valid()) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;
     }
     ++accepted_;
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    SetTimeouts(fd);
+    setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    SetTimeouts(fd.get());
     absl::MutexLock lock(&mu_);
-    open_fds_.push_back(fd);
-    workers_.emplace_back([this, fd] {
-      handler_(fd);
-      {
-        absl::MutexLock lock(&mu_);
-        open_fds_.erase(std::find(open_fds_.begin(), open_fds_.end(), fd));
-      }
-      close(fd);
+    open_fds_.push_back(fd.get());
+    // The connection is closed with the worker's function, once the worker is done.
+    workers_.emplace_back([this, fd = std::move(fd)] {
+      handler_(fd.get());
+      absl::MutexLock lock(&mu_);
+      open_fds_.erase(std::find(open_fds_.begin(), open_fds_.end(), fd.get()));
     });
   }
 }

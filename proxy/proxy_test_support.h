@@ -12,28 +12,11 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::proxy::testing {
 
-// Owns a file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using Fd = UniqueFd;
 
 // A server on 127.0.0.1 (or ::1) with a thread per connection running `handler(fd)`.
 class TestServer {
@@ -58,7 +41,7 @@ class TestServer {
   std::thread thread_;
   absl::Mutex mu_;
   std::vector<std::thread> workers_ ABSL_GUARDED_BY(mu_);
-  std::vector<int> open_fds_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> open_fds_ ABSL_GUARDED_BY(mu_);  // the workers' connections
 };
 
 // Echoes every byte until EOF, then closes.

@@ -1,7 +1,6 @@
 #include "proxy/session_proxies.h"
 
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -11,6 +10,7 @@
 #include "asio/ip/tcp.hpp"
 #include "asio/local/stream_protocol.hpp"
 #include "asio/steady_timer.hpp"
+#include "base/unique_fd.h"
 #include "proxy/http_proxy.h"
 #include "proxy/session_state.h"
 #include "proxy/socks5_proxy.h"
@@ -30,28 +30,27 @@ class Listener : public std::enable_shared_from_this<Listener> {
         unix_acceptor_(state_->context()),
         retry_(state_->context()) {}
 
-  // Binds 127.0.0.1:0, or adopts `listen_fd` (owned from here on) when it is not -1: a TCP
-  // socket, or a Unix stream socket (a sandbox's bridge connects there; port 0 is returned).
-  absl::StatusOr<uint16_t> Bind(int listen_fd) {
+  // Binds 127.0.0.1:0, or adopts `listen_fd` when it is valid: a TCP socket, or a Unix stream
+  // socket (a sandbox's bridge connects there; port 0 is returned).
+  absl::StatusOr<uint16_t> Bind(UniqueFd listen_fd) {
     std::error_code ec;
-    if (listen_fd >= 0) {
+    if (listen_fd.valid()) {
       sockaddr_storage address{};
       socklen_t length = sizeof(address);
       int type = 0;
       socklen_t type_length = sizeof(type);
-      if (getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
-          getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 ||
+      if (getsockname(listen_fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+          getsockopt(listen_fd.get(), SOL_SOCKET, SO_TYPE, &type, &type_length) != 0 ||
           type != SOCK_STREAM ||
           (address.ss_family != AF_INET && address.ss_family != AF_INET6 &&
            address.ss_family != AF_UNIX)) {
-        close(listen_fd);
         return absl::InvalidArgumentError(
             "the listening descriptor given for the egress proxy is not a TCP or Unix stream "
             "socket");
       }
       if (address.ss_family == AF_UNIX) {
-        unix_acceptor_.assign(asio::local::stream_protocol(), listen_fd, ec);
-        if (ec) close(listen_fd);
+        unix_acceptor_.assign(asio::local::stream_protocol(), listen_fd.get(), ec);
+        if (!ec) listen_fd.Release();  // the acceptor's now
         if (!ec) unix_acceptor_.listen(asio::socket_base::max_listen_connections, ec);
         if (ec) {
           return absl::UnavailableError(
@@ -60,8 +59,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
         return 0;
       }
       acceptor_.assign(address.ss_family == AF_INET ? asio::ip::tcp::v4() : asio::ip::tcp::v6(),
-                       listen_fd, ec);
-      if (ec) close(listen_fd);
+                       listen_fd.get(), ec);
+      if (!ec) listen_fd.Release();  // the acceptor's now
     } else {
       const asio::ip::tcp::endpoint endpoint(asio::ip::address_v4::loopback(), 0);
       acceptor_.open(endpoint.protocol(), ec);
@@ -81,21 +80,22 @@ class Listener : public std::enable_shared_from_this<Listener> {
     if (state_->stopping()) return;
     state_->AddPending();
     if (unix_acceptor_.is_open()) {
-      unix_acceptor_.async_accept([self = shared_from_this()](
-                                      const std::error_code& ec,
+      unix_acceptor_.async_accept(
+          [self = shared_from_this()](const std::error_code& ec,
                                       asio::local::stream_protocol::socket peer) {
-        // The proxies treat a client as a plain byte stream (read, write, shutdown, splice),
-        // which a Unix stream socket is as well: it is served through the same tcp::socket
-        // wrapper, whose TCP-only options simply fail and are ignored.
-        asio::ip::tcp::socket socket(self->state_->context());
-        std::error_code assign_ec = ec;
-        if (!assign_ec) {
-          const int fd = peer.release(assign_ec);
-          if (!assign_ec) socket.assign(asio::ip::tcp::v4(), fd, assign_ec);
-        }
-        self->OnAccept(assign_ec, std::move(socket));
-        self->state_->RemovePending();
-      });
+            // The proxies treat a client as a plain byte stream (read, write, shutdown, splice),
+            // which a Unix stream socket is as well: it is served through the same tcp::socket
+            // wrapper, whose TCP-only options simply fail and are ignored.
+            asio::ip::tcp::socket socket(self->state_->context());
+            std::error_code assign_ec = ec;
+            if (!assign_ec) {
+              UniqueFd fd(peer.release(assign_ec));
+              if (!assign_ec) socket.assign(asio::ip::tcp::v4(), fd.get(), assign_ec);
+              if (!assign_ec) fd.Release();  // the socket's now
+            }
+            self->OnAccept(assign_ec, std::move(socket));
+            self->state_->RemovePending();
+          });
       return;
     }
     acceptor_.async_accept(
@@ -167,18 +167,14 @@ SessionProxies::SessionProxies(EventLoop& loop, std::shared_ptr<SessionState> st
 
 absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
     EventLoop& loop, SessionProxiesOptions options) {
-  const int http_fd = std::exchange(options.http_listen_fd, -1);
-  const int socks_fd = std::exchange(options.socks_listen_fd, -1);
-  auto close_given = [&] {
-    if (http_fd >= 0) close(http_fd);
-    if (socks_fd >= 0) close(socks_fd);
-  };
+  UniqueFd http_fd = std::move(options.http_listen_fd);
+  UniqueFd socks_fd = std::move(options.socks_listen_fd);
+  const bool http_given = http_fd.valid();
+  const bool socks_given = socks_fd.valid();
   if (options.allowlist == nullptr || options.resolver == nullptr) {
-    close_given();
     return absl::InvalidArgumentError("SessionProxies needs an allowlist and a resolver");
   }
   if (loop.InLoopThread()) {
-    close_given();
     return absl::FailedPreconditionError("SessionProxies::Start called on the event-loop thread");
   }
   const std::string session_id = options.session_id;
@@ -189,12 +185,12 @@ absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
   auto socks = std::make_shared<Listener>(state, Listener::Kind::kSocks5);
   absl::StatusOr<std::pair<uint16_t, uint16_t>> ports =
       loop.RunSync([&]() -> absl::StatusOr<std::pair<uint16_t, uint16_t>> {
-        absl::StatusOr<uint16_t> http_port = http->Bind(http_fd);
+        absl::StatusOr<uint16_t> http_port = http->Bind(std::move(http_fd));
         if (!http_port.ok()) {
-          if (socks_fd >= 0) close(socks_fd);
+          socks_fd.Reset();
           return http_port.status();
         }
-        absl::StatusOr<uint16_t> socks_port = socks->Bind(socks_fd);
+        absl::StatusOr<uint16_t> socks_port = socks->Bind(std::move(socks_fd));
         if (!socks_port.ok()) {
           http->Close();
           return socks_port.status();
@@ -220,8 +216,8 @@ absl::StatusOr<std::unique_ptr<SessionProxies>> SessionProxies::Start(
   proxies->socks_port_ = ports->second;
   spdlog::info(
       "egress proxies started: session={} http={}:{} socks5={}:{} network={} allow_entries={}",
-      session_id, http_fd >= 0 ? "given-fd" : "127.0.0.1", proxies->http_port_,
-      socks_fd >= 0 ? "given-fd" : "127.0.0.1", proxies->socks_port_, network ? "on" : "off",
+      session_id, http_given ? "given-fd" : "127.0.0.1", proxies->http_port_,
+      socks_given ? "given-fd" : "127.0.0.1", proxies->socks_port_, network ? "on" : "off",
       entries);
   return proxies;
 }

@@ -98,9 +98,9 @@ class SessionProxiesTest : public ::testing::Test {
   }
 
   // A session allowing `entries`, its options adjusted by `adjust`.
-  std::unique_ptr<SessionProxies> StartWith(std::vector<std::string> entries,
-                                            const std::function<void(SessionProxiesOptions&)>& adjust,
-                                            Violations* violations = nullptr) {
+  std::unique_ptr<SessionProxies> StartWith(
+      std::vector<std::string> entries, const std::function<void(SessionProxiesOptions&)>& adjust,
+      Violations* violations = nullptr) {
     absl::StatusOr<policy::EgressAllowlist> list = policy::EgressAllowlist::Resolve(true, entries);
     EXPECT_TRUE(list.ok()) << list.status();
     SessionProxiesOptions options;
@@ -811,25 +811,26 @@ TEST_F(SessionProxiesTest, ManyConcurrentTunnelsOnOneLoop) {
 TEST_F(SessionProxiesTest, ServesListeningSocketsItIsGiven) {
   // As the launcher would create them inside the sandbox's network namespace.
   auto listener = [] {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(a);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), length);
-    listen(fd, 16);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-    return std::make_pair(fd, ntohs(a.sin_port));
+    bind(fd.get(), reinterpret_cast<sockaddr*>(&a), length);
+    listen(fd.get(), 16);
+    getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &length);
+    return std::make_pair(std::move(fd), ntohs(a.sin_port));
   };
-  const auto [http_fd, http_port] = listener();
-  const auto [socks_fd, socks_port] = listener();
+  auto [http_fd, http_port] = listener();
+  auto [socks_fd, socks_port] = listener();
+  const int http_fd_number = http_fd.get();
   absl::StatusOr<policy::EgressAllowlist> list =
       policy::EgressAllowlist::Resolve(true, std::vector<std::string>{Allowed(echo_.port())});
   SessionProxiesOptions options;
   options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
   options.resolver = resolver_;
-  options.http_listen_fd = http_fd;
-  options.socks_listen_fd = socks_fd;
+  options.http_listen_fd = std::move(http_fd);
+  options.socks_listen_fd = std::move(socks_fd);
   absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
       SessionProxies::Start(loop_, std::move(options));
   ASSERT_TRUE(proxies.ok()) << proxies.status();
@@ -841,7 +842,7 @@ TEST_F(SessionProxiesTest, ServesListeningSocketsItIsGiven) {
   ASSERT_EQ(Socks5Handshake(socks.get()), 0);
   EXPECT_EQ(Socks5Request(socks.get(), 1, 3, "allowed.test", echo_.port()), kSocks5Succeeded);
   (*proxies)->Stop();
-  EXPECT_EQ(fcntl(http_fd, F_GETFD), -1);  // closed with the session
+  EXPECT_EQ(fcntl(http_fd_number, F_GETFD), -1);  // closed with the session
   EXPECT_FALSE(ConnectTo(http_port).valid());
 }
 
@@ -851,11 +852,11 @@ TEST_F(SessionProxiesTest, ServesUnixListenersItIsGiven) {
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   auto unix_listener = [](const std::string& path) {
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
-    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
     return fd;  // not listening yet: the proxy calls listen()
   };
   auto unix_connect = [](const std::string& path) {
@@ -901,16 +902,16 @@ TEST_F(SessionProxiesTest, ServesUnixListenersItIsGiven) {
 TEST_F(SessionProxiesTest, RefusesAGivenDescriptorThatIsNotATcpListenerAndClosesIt) {
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
+  Fd pipe_write(pipe_fds[1]);
   absl::StatusOr<policy::EgressAllowlist> list =
       policy::EgressAllowlist::Resolve(true, std::vector<std::string>{});
   SessionProxiesOptions options;
   options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
   options.resolver = resolver_;
-  options.http_listen_fd = pipe_fds[0];
+  options.http_listen_fd = Fd(pipe_fds[0]);
   EXPECT_EQ(SessionProxies::Start(loop_, std::move(options)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(fcntl(pipe_fds[0], F_GETFD), -1);
-  close(pipe_fds[1]);
 }
 
 TEST(SessionProxiesStart, NeedsAnAllowlistAndAResolver) {

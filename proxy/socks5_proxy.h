@@ -13,51 +13,42 @@
 #ifndef CCSANDBOX_PROXY_SOCKS5_PROXY_H_
 #define CCSANDBOX_PROXY_SOCKS5_PROXY_H_
 
-#include <chrono>
-#include <functional>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "asio/ip/tcp.hpp"
-#include "asio/steady_timer.hpp"
+#include "proxy/client_connection.h"
 #include "proxy/session_state.h"
 #include "proxy/socks5_parser.h"
 #include "proxy/upstream_connector.h"
 
 namespace ccsandbox::proxy {
 
-class Socks5ProxyConnection : public SessionChild {
+class Socks5ProxyConnection : public ClientConnection {
  public:
   // `over_limit`: see HttpProxyConnection::Start.
   static void Start(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
-                    bool over_limit = false);
+                    bool over_limit = false) {
+    ClientConnection::Start<Socks5ProxyConnection>(std::move(state), std::move(client), over_limit);
+  }
 
   Socks5ProxyConnection(std::shared_ptr<SessionState> state, asio::ip::tcp::socket client,
                         bool over_limit);
-  void Close() override;
 
  private:
   enum class Phase { kGreeting, kAuth, kRequest, kConnecting, kDone };
 
-  void Begin();
-  void ArmTimer(std::chrono::nanoseconds timeout);
-  void Read();
-  void OnBytes();
+  void OnBytes() override;
+  void OnHandshakeTimeout() override;
+  void OnUpstream(UpstreamResult result) override;
   void HandleRequest(const Socks5Request& request);
-  void OnUpstream(UpstreamResult result);
-  void WriteThen(std::string bytes, std::function<void()> next);
-  void FailAndClose(uint8_t reply);
-  void DrainAndClose();
-  std::shared_ptr<Socks5ProxyConnection> self();
+  // Sends `bytes` (a refusal), then closes.
+  void Refuse(std::string bytes);
 
-  asio::ip::tcp::socket client_;
-  asio::steady_timer timer_;
-  std::string buffer_;
   Phase phase_ = Phase::kGreeting;
   std::string target_;
-  std::shared_ptr<UpstreamConnector> connector_;
-  const bool over_limit_;
-  bool closed_ = false;
 };
 
 }  // namespace ccsandbox::proxy

@@ -49,6 +49,7 @@
 #include "asio/post.hpp"
 #include "asio/read.hpp"
 #include "asio/write.hpp"
+#include "base/unique_fd.h"
 #include "policy/egress/allowlist.h"
 #include "proxy/event_loop.h"
 #include "proxy/resolver.h"
@@ -509,8 +510,8 @@ std::unique_ptr<SessionProxies> StartSession(EventLoop& loop, std::shared_ptr<Re
   options.allowlist = std::make_shared<const ccsandbox::policy::EgressAllowlist>(*std::move(list));
   options.resolver = std::move(resolver);
   options.max_connections = 1 << 20;
-  options.http_listen_fd = http_listen_fd;
-  options.socks_listen_fd = socks_listen_fd;
+  options.http_listen_fd = ccsandbox::UniqueFd(http_listen_fd);  // -1: none
+  options.socks_listen_fd = ccsandbox::UniqueFd(socks_listen_fd);
   auto proxies = SessionProxies::Start(loop, std::move(options));
   if (!proxies.ok()) {
     std::fprintf(stderr, "start: %s\n", std::string(proxies.status().message()).c_str());
