@@ -156,6 +156,29 @@ TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
   EXPECT_EQ(st.st_uid, getuid());
 }
 
+// Whatever is renamed to a name under which a rule could match is refused, file or directory:
+// the object's type at check time proves nothing, since another writer on the tree can swap a
+// plain file for a prepared directory (RENAME_EXCHANGE) before the rename runs — which is how
+// two sessions once planted .git/modules/<sub>/{config,hooks} that host git then ran.
+TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
+  ProgramResult made = RunProgram(
+      {"bash", "-c", absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ProgramResult r = Run(
+      "cd repo/.git; echo x > plain; mkdir -p stage/sub/hooks;"
+      "mv plain modules; echo file=$?;"
+      "mv stage modules; echo dir=$?;"
+      "cd ../..; echo y > cfg; mv cfg .config; echo config=$?");
+  const std::string out = JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "file=1")) << out << r.err;
+  EXPECT_TRUE(absl::StrContains(out, "dir=1")) << out << r.err;
+  EXPECT_TRUE(absl::StrContains(out, "config=1")) << out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/repo/.git/modules"));
+  EXPECT_FALSE(Exists(work_ + "/.config"));
+  EXPECT_TRUE(Exists(work_ + "/repo/.git/stage/sub/hooks"));
+  EXPECT_GE(CountOf(r.out, "file-write-create"), 3) << r.out;
+}
+
 // A repository the agent creates in a writable bind would be one the human's git later runs
 // the config and hooks of: `git init` / `git clone` there are refused; in /tmp they work.
 TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
