@@ -57,6 +57,35 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
   return plan;
 }
 
+// The session's handle as Launch returns it, but for the egress note (added once the proxies
+// run).
+void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice,
+                const policy::FilenamePolicyDecision& filenames, v1::SandboxHandle& handle) {
+  handle.set_session_id(spec.session_id());
+  handle.set_requested_backend(choice.requested);
+  handle.set_backend(choice.actual);
+  handle.set_state(v1::SANDBOX_STATE_WARM);
+  SetDetail(handle, "backendNote", choice.note);
+  SetDetail(handle, "filenamePolicy", filenames.note);
+  if (spec.has_guest_workdir()) {
+    SetDetail(handle, "workingDirectory", spec.guest_workdir());
+  } else if (!spec.bind_mounts().empty()) {
+    SetDetail(handle, "workingDirectory", spec.bind_mounts(0).host_path());
+  }
+}
+
+// The spec, checked for the session's actual backend: its fields, its paths (a bind into the
+// control plane is refused) and its egress allowlist.
+absl::Status CheckLaunchSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend,
+                             const policy::ForbiddenDirs& forbidden_dirs) {
+  if (absl::Status valid = policy::ValidateSpec(spec, backend); !valid.ok()) return valid;
+  if (absl::Status valid = CheckSpecPaths(spec, backend, forbidden_dirs); !valid.ok()) {
+    spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
+    return valid;
+  }
+  return policy::ValidateEgressAllowlist(spec.egress_allowlist());
+}
+
 }  // namespace
 
 BrokerService::BrokerService(BrokerConfig config, LauncherLink launcher)
@@ -92,24 +121,45 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   absl::StatusOr<policy::BackendChoice> choice =
       policy::SelectBackend(request->backend(), config_.host);
   if (!choice.ok()) return ToGrpc(choice.status());
-  if (absl::Status valid = policy::ValidateSpec(request->spec(), choice->actual); !valid.ok()) {
-    return ToGrpc(valid);
-  }
   const v1::SandboxSpec& spec = request->spec();
-  if (absl::Status valid = CheckSpecPaths(spec, choice->actual, config_.forbidden_dirs);
+  if (absl::Status valid = CheckLaunchSpec(spec, choice->actual, config_.forbidden_dirs);
       !valid.ok()) {
-    spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
     return ToGrpc(valid);
   }
-  if (absl::Status valid = policy::ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok()) {
-    return ToGrpc(valid);
+  absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, choice->actual);
+  if (!filenames.ok()) return ToGrpc(filenames.status());
+  FillHandle(spec, *choice, *filenames, *handle);
+  // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
+  // for every run of the session.
+  absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, choice->actual);
+  if (!deny.ok()) return ToGrpc(deny.status());
+  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice->actual);
+  if (!egress_note.ok()) return ToGrpc(egress_note.status());
+  SetDetail(*handle, "egress", *egress_note);
+  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
+  if (absl::Status created =
+          sessions_.Create(spec, *handle, *std::move(deny), std::move(guard_plan));
+      !created.ok()) {
+    // The proxies started here are ours to stop: Start refuses a second set.
+    if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
+    return ToGrpc(created);
   }
+  spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
+               std::string(policy::BackendName(choice->actual)), choice->note, *egress_note);
+  if (filenames->weakened) {
+    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
+  }
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<policy::FilenamePolicyDecision> BrokerService::DecideFilenames(
+    const v1::SandboxSpec& spec, v1::SandboxBackend backend) {
   // Every writable native session needs the guard: the trusted-name rules always apply.
   const bool guard_matters =
-      choice->actual == v1::SANDBOX_BACKEND_NATIVE && policy::HasWritableMount(spec);
+      backend == v1::SANDBOX_BACKEND_NATIVE && policy::HasWritableMount(spec);
   const CreateGuardState guard = guard_matters ? CurrentCreateGuard() : CreateGuardState();
   absl::StatusOr<policy::FilenamePolicyDecision> filenames =
-      policy::DecideFilenamePolicy(spec, choice->actual, guard.available);
+      policy::DecideFilenamePolicy(spec, backend, guard.available);
   if (!filenames.ok() && guard_matters) {
     filenames =
         absl::Status(filenames.status().code(),
@@ -118,64 +168,40 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   if (!filenames.ok()) {
     spdlog::warn("session {} refused: {}", spec.session_id(),
                  std::string(filenames.status().message()));
-    return ToGrpc(filenames.status());
   }
-  handle->set_session_id(spec.session_id());
-  handle->set_requested_backend(choice->requested);
-  handle->set_backend(choice->actual);
-  handle->set_state(v1::SANDBOX_STATE_WARM);
-  SetDetail(*handle, "backendNote", choice->note);
-  SetDetail(*handle, "filenamePolicy", filenames->note);
-  if (spec.has_guest_workdir()) {
-    SetDetail(*handle, "workingDirectory", spec.guest_workdir());
-  } else if (!spec.bind_mounts().empty()) {
-    SetDetail(*handle, "workingDirectory", spec.bind_mounts(0).host_path());
-  }
-  // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
-  // for every run of the session.
-  policy::DenyPaths deny;
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
-    absl::StatusOr<policy::DenyPaths> resolved = ResolveDenyPaths(spec);
-    if (!resolved.ok()) return ToGrpc(resolved.status());
-    // Host file names travel in every plan: one that is not UTF-8 could not reach the launcher.
-    for (const auto& [field, paths] : {std::pair{"denyReadPaths", &resolved->read},
-                                       std::pair{"denyWritePaths", &resolved->write}}) {
-      if (absl::Status valid = policy::CheckHostPaths(field, *paths); !valid.ok()) {
-        spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
-        return ToGrpc(valid);
-      }
+  return filenames;
+}
+
+absl::StatusOr<policy::DenyPaths> BrokerService::SessionDenyPaths(const v1::SandboxSpec& spec,
+                                                                  v1::SandboxBackend backend) {
+  if (backend != v1::SANDBOX_BACKEND_NATIVE) return policy::DenyPaths();
+  absl::StatusOr<policy::DenyPaths> resolved = ResolveDenyPaths(spec);
+  if (!resolved.ok()) return resolved.status();
+  // Host file names travel in every plan: one that is not UTF-8 could not reach the launcher.
+  for (const auto& [field, paths] : {std::pair{"denyReadPaths", &resolved->read},
+                                     std::pair{"denyWritePaths", &resolved->write}}) {
+    if (absl::Status valid = policy::CheckHostPaths(field, *paths); !valid.ok()) {
+      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
+      return valid;
     }
-    deny = std::move(*resolved);
   }
-  // A sandboxed session reaches the network only through its own proxies.
-  std::string egress_note = "not confined: the none backend has the host's network";
-  bool started_egress = false;
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
-    absl::StatusOr<EgressSummary> egress = egress_.Start(spec);
-    if (!egress.ok()) {
-      spdlog::warn("session {} refused: egress: {}", spec.session_id(),
-                   std::string(egress.status().message()));
-      return ToGrpc(egress.status());
-    }
-    started_egress = true;
-    egress_note = egress->network_enabled
-                      ? absl::StrCat("proxies on, ", egress->allow_entries, " allow entries")
-                      : "proxies on, networkEnabled=false: every connection is refused";
+  return resolved;
+}
+
+absl::StatusOr<std::string> BrokerService::StartEgress(const v1::SandboxSpec& spec,
+                                                       v1::SandboxBackend backend) {
+  if (backend != v1::SANDBOX_BACKEND_NATIVE) {
+    return std::string("not confined: the none backend has the host's network");
   }
-  SetDetail(*handle, "egress", egress_note);
-  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, deny);
-  if (absl::Status created =
-          sessions_.Create(spec, *handle, std::move(deny), std::move(guard_plan));
-      !created.ok()) {
-    if (started_egress) egress_.Stop(spec.session_id());  // ours: Start refuses a second set
-    return ToGrpc(created);
+  absl::StatusOr<EgressSummary> egress = egress_.Start(spec);
+  if (!egress.ok()) {
+    spdlog::warn("session {} refused: egress: {}", spec.session_id(),
+                 std::string(egress.status().message()));
+    return egress.status();
   }
-  spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
-               std::string(policy::BackendName(choice->actual)), choice->note, egress_note);
-  if (filenames->weakened) {
-    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
-  }
-  return grpc::Status::OK;
+  return egress->network_enabled
+             ? absl::StrCat("proxies on, ", egress->allow_entries, " allow entries")
+             : "proxies on, networkEnabled=false: every connection is refused";
 }
 
 absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::SandboxSpec& spec) {
@@ -238,47 +264,11 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
     absl::MutexLock lock(&relays_mu_);
     relays_.erase(run_id);
   };
-  struct EndRun {
-    SessionTable& table;
-    const std::string& session;
-    const std::string& run;
-    ~EndRun() { table.EndRun(session, run); }
-  } end_run{sessions_, request->session_id(), run_id};
+  absl::Cleanup end_run = [&] { sessions_.EndRun(request->session_id(), run_id); };
 
-  policy::PlanInputs inputs;
-  inputs.spec = &start->spec;
-  inputs.backend = start->backend;
-  inputs.exec = request;
-  inputs.run_id = run_id;
-  inputs.base_env = start->backend == v1::SANDBOX_BACKEND_NATIVE ? native_env_ : none_env_;
-  inputs.deny = std::move(start->deny);
-  absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
+  absl::StatusOr<v1::LaunchPlan> plan = PlanRun(*request, run_id, *start);
   if (!plan.ok()) return ToGrpc(plan.status());
-  for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
-    plan->add_forbidden_dirs(dir.path);
-  }
-  if (start->create_guard.has_value()) *plan->mutable_create_guard() = *start->create_guard;
-  if (start->backend == v1::SANDBOX_BACKEND_NATIVE) {
-    std::optional<v1::EgressPlan> egress = egress_.PlanFor(request->session_id());
-    if (!egress.has_value()) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "the session's egress proxies are gone (destroyed?)");
-    }
-    *plan->mutable_egress() = *std::move(egress);
-  }
-  // What the launcher would refuse (or fail to receive), refused here with the same words.
-  if (absl::Status valid = policy::CheckPlanLimits(*plan); !valid.ok()) {
-    spdlog::warn("run {} refused: {}", run_id, std::string(valid.message()));
-    return ToGrpc(valid);
-  }
-
-  // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
-  if (launcher_.channel->GetState(true) != GRPC_CHANNEL_READY &&
-      !launcher_.channel->WaitForConnected(std::chrono::system_clock::now() +
-                                           std::chrono::seconds(3))) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("launcher not reachable at ", config_.launcher_address));
-  }
+  if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) return reachable;
   // The run's own events and the session's (proxy refusals) share the stream.
   ExecRelay::Options options = relay_options_;
   options.run_id = run_id;
@@ -306,7 +296,56 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
     events_.Unsubscribe(request->session_id(), subscription);
   };
 
-  ExecRelay::Result result = relay.Run(*launcher_.stub, *plan, before_last);
+  const ExecRelay::Result result = relay.Run(*launcher_.stub, *plan, before_last);
+  return ExecOutcome(context, run_id, result, before_last, relay);
+}
+
+absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& request,
+                                                      const std::string& run_id,
+                                                      SessionTable::RunStart& start) {
+  policy::PlanInputs inputs;
+  inputs.spec = &start.spec;
+  inputs.backend = start.backend;
+  inputs.exec = &request;
+  inputs.run_id = run_id;
+  inputs.base_env = start.backend == v1::SANDBOX_BACKEND_NATIVE ? native_env_ : none_env_;
+  inputs.deny = std::move(start.deny);
+  absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
+  if (!plan.ok()) return plan.status();
+  for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
+    plan->add_forbidden_dirs(dir.path);
+  }
+  if (start.create_guard.has_value()) *plan->mutable_create_guard() = *start.create_guard;
+  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
+    std::optional<v1::EgressPlan> egress = egress_.PlanFor(request.session_id());
+    if (!egress.has_value()) {
+      return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
+    }
+    *plan->mutable_egress() = *std::move(egress);
+  }
+  // What the launcher would refuse (or fail to receive), refused here with the same words.
+  if (absl::Status valid = policy::CheckPlanLimits(*plan); !valid.ok()) {
+    spdlog::warn("run {} refused: {}", run_id, std::string(valid.message()));
+    return valid;
+  }
+  return plan;
+}
+
+grpc::Status BrokerService::AwaitLauncher() {
+  // A restarted launcher is reconnected here; a missing one fails fast with a clear error.
+  if (launcher_.channel->GetState(true) != GRPC_CHANNEL_READY &&
+      !launcher_.channel->WaitForConnected(std::chrono::system_clock::now() +
+                                           std::chrono::seconds(3))) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("launcher not reachable at ", config_.launcher_address));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::ExecOutcome(grpc::ServerContext* context, const std::string& run_id,
+                                        const ExecRelay::Result& result,
+                                        const std::function<void()>& before_last,
+                                        ExecRelay& relay) {
   const grpc::Status& status = result.status;
   if (context->IsCancelled() || result.client_gone) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");

@@ -5,6 +5,7 @@
 #define CCSANDBOX_BROKER_BROKER_SERVICE_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,8 @@
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/backend.h"
 #include "policy/plan/bind_checks.h"
+#include "policy/plan/deny_sets.h"
+#include "policy/plan/filename_policy.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 
@@ -68,8 +71,31 @@ class BrokerService final : public v1::SandboxBroker::Service {
                             v1::ListSessionsResponse* response) override;
 
  private:
+  // The session's filename-pattern policy, given what the launcher's create guard can do
+  // (asked only when it matters); a refusal is logged.
+  absl::StatusOr<policy::FilenamePolicyDecision> DecideFilenames(const v1::SandboxSpec& spec,
+                                                                 v1::SandboxBackend backend);
+  // A native session's deny sets, resolved on the host and checked to travel in a plan; none
+  // for the none backend.
+  absl::StatusOr<policy::DenyPaths> SessionDenyPaths(const v1::SandboxSpec& spec,
+                                                     v1::SandboxBackend backend);
+  // A sandboxed session reaches the network only through its own proxies: started here for a
+  // native session. Returns the handle's egress note.
+  absl::StatusOr<std::string> StartEgress(const v1::SandboxSpec& spec, v1::SandboxBackend backend);
+
   grpc::Status RunExec(grpc::ServerContext* context, const v1::ExecRequest* request,
                        grpc::ServerWriter<v1::SandboxEvent>* writer);
+  // The run's LaunchPlan: the session's spec, deny sets, create guard and egress, checked
+  // against what the launcher accepts. Takes the deny sets out of `start`.
+  absl::StatusOr<v1::LaunchPlan> PlanRun(const v1::ExecRequest& request, const std::string& run_id,
+                                         SessionTable::RunStart& start);
+  // UNAVAILABLE, saying where, when the launcher cannot be reached within a few seconds.
+  grpc::Status AwaitLauncher();
+  // What the Exec call returns once the launcher call has ended; a run the launcher lost
+  // mid-way gets its killed event here. Waits for the client to take every event.
+  grpc::Status ExecOutcome(grpc::ServerContext* context, const std::string& run_id,
+                           const ExecRelay::Result& result,
+                           const std::function<void()>& before_last, ExecRelay& relay);
   // Removes the session, kills its runs, stops its proxies.
   absl::StatusOr<v1::SandboxHandle> DestroySession(const std::string& session_id,
                                                    const std::string& why);

@@ -66,133 +66,163 @@ void ExecRelay::Cancel(const std::string& reason) {
   launcher_context_.TryCancel();
 }
 
-ExecRelay::Result ExecRelay::Run(v1::SandboxLauncher::StubInterface& launcher,
-                                 const v1::LaunchPlan& plan,
-                                 const std::function<void()>& before_last) {
+struct ExecRelay::Call {
   Result result;
   grpc::CompletionQueue cq;
-  launcher_context_.set_wait_for_ready(true);
-  std::unique_ptr<grpc::ClientAsyncReaderInterface<v1::SandboxEvent>> reader =
-      launcher.PrepareAsyncRun(&launcher_context_, plan, &cq);
-  {
-    absl::MutexLock lock(&mu_);
-    reader_ = reader.get();
-  }
-  reader->StartCall(TagOf(kStart));
-  // Reads may start only once the initial metadata is in (each read would ask for it again).
-  reader->ReadInitialMetadata(TagOf(kMetadata));
-  int outstanding = 2;           // start, metadata, then finish; reads are counted in read_pending_
-  (void)TakeUtf8ParseFailure();  // this thread deserializes the reads: start clean
+  std::unique_ptr<grpc::ClientAsyncReaderInterface<v1::SandboxEvent>> reader;
+  int outstanding = 2;  // start, metadata, then finish; reads are counted in read_pending_
   bool finished = false;
   bool reads_done = false;
   bool cancelled_launcher = false;
   Clock::time_point reads_done_at;
-  for (;;) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (outstanding == 0 && reads_done && !read_pending_) {
-        reader_ = nullptr;  // from here on no read starts (OnRoom)
-        break;
-      }
-    }
+};
+
+ExecRelay::Result ExecRelay::Run(v1::SandboxLauncher::StubInterface& launcher,
+                                 const v1::LaunchPlan& plan,
+                                 const std::function<void()>& before_last) {
+  Call call;
+  StartCall(launcher, plan, call);
+  while (!CallOver(call)) {
     void* tag = nullptr;
     bool ok = false;
     const grpc::CompletionQueue::NextStatus next =
-        cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kClientPoll);
-    if (!cancelled_launcher && (client_->IsCancelled() || outbox_.failed())) {
-      // Nobody reads this run any more: the launcher kills it on cancellation.
-      result.client_gone = true;
-      cancelled_launcher = true;
-      launcher_context_.TryCancel();
-    } else if (!cancelled_launcher && outbox_.blocked_for() >= options_.stall_limit) {
-      LogDropped(/*run_ended=*/false);
-      result.client_gone = true;
-      cancelled_launcher = true;
-      client_->TryCancel();  // makes the blocked write return
-      launcher_context_.TryCancel();
-    }
-    if (reads_done && !finished && !cancelled_launcher &&
-        Clock::now() - reads_done_at > kStatusGrace) {
-      // Reads over, yet no status: whatever stopped the reads, do not wait for it forever.
-      cancelled_launcher = true;
-      launcher_context_.TryCancel();
-    }
-    if (next != grpc::CompletionQueue::GOT_EVENT) continue;
-    switch (static_cast<Tag>(reinterpret_cast<intptr_t>(tag))) {
-      case kStart:
-        --outstanding;
-        break;
-      case kMetadata: {
-        // Still one outstanding: the status, awaited from now on, so the call's end is seen
-        // whatever the reads are doing.
-        reader->Finish(&result.status, TagOf(kFinish));
-        absl::MutexLock lock(&mu_);
-        StartReadLocked();
-        break;
-      }
-      case kFinish: {
-        --outstanding;
-        finished = true;
-        // The call is over: what is left to read is bounded, and the last read ends it.
-        absl::MutexLock lock(&mu_);
-        if (want_read_) StartReadLocked();
-        break;
-      }
-      case kRead: {
-        if (!ok) {
-          // An event that does not parse ends the reads but not the call, whose status would
-          // then wait for the unread rest forever: end the call (and so the run) instead.
-          result.unparsed = TakeUtf8ParseFailure();
-          if (!result.unparsed.empty()) launcher_context_.TryCancel();
-          reads_done_at = Clock::now();
-          absl::MutexLock lock(&mu_);
-          read_pending_ = false;
-          reads_done = true;
-          break;
-        }
-        v1::SandboxEvent event;
-        {
-          absl::MutexLock lock(&mu_);
-          event = std::move(incoming_);
-          incoming_.Clear();
-        }
-        result.started = result.started || event.has_starting();
-        const bool last = event.has_exit() || event.has_killed();
-        result.ended = result.ended || last;
-        if (last) {
-          before_last();
-          if (const uint64_t dropped = dropped_.exchange(0); dropped > 0) {
-            v1::SandboxEvent notice;
-            notice.mutable_error()->set_code("RESOURCE_EXHAUSTED");
-            notice.mutable_error()->set_message(
-                absl::StrCat(dropped,
-                             " session event(s) (proxy refusals) were dropped: the client did not "
-                             "read its stream in time"));
-            Push(std::move(notice));
-          }
-        }
-        label_(event);
-        outbox_.Push(std::move(event));
-        absl::MutexLock lock(&mu_);
-        read_pending_ = false;
-        // Back-pressure: the next read waits until the client has taken half of the queue.
-        if (finished || outbox_.HasRoom()) {
-          StartReadLocked();
-        } else {
-          want_read_ = true;
-        }
-        break;
-      }
-    }
+        call.cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kClientPoll);
+    CancelWhenDue(call);
+    if (next == grpc::CompletionQueue::GOT_EVENT) OnCompletion(call, tag, ok, before_last);
   }
-  cq.Shutdown();
+  call.cq.Shutdown();
   void* tag;
   bool ok;
-  while (cq.Next(&tag, &ok)) {
+  while (call.cq.Next(&tag, &ok)) {
   }
   absl::MutexLock lock(&mu_);
-  result.cancel_reason = cancel_reason_;
-  return result;
+  call.result.cancel_reason = cancel_reason_;
+  return std::move(call.result);
+}
+
+void ExecRelay::StartCall(v1::SandboxLauncher::StubInterface& launcher, const v1::LaunchPlan& plan,
+                          Call& call) {
+  launcher_context_.set_wait_for_ready(true);
+  call.reader = launcher.PrepareAsyncRun(&launcher_context_, plan, &call.cq);
+  {
+    absl::MutexLock lock(&mu_);
+    reader_ = call.reader.get();
+  }
+  call.reader->StartCall(TagOf(kStart));
+  // Reads may start only once the initial metadata is in (each read would ask for it again).
+  call.reader->ReadInitialMetadata(TagOf(kMetadata));
+  (void)TakeUtf8ParseFailure();  // this thread deserializes the reads: start clean
+}
+
+bool ExecRelay::CallOver(const Call& call) {
+  absl::MutexLock lock(&mu_);
+  if (call.outstanding == 0 && call.reads_done && !read_pending_) {
+    reader_ = nullptr;  // from here on no read starts (OnRoom)
+    return true;
+  }
+  return false;
+}
+
+void ExecRelay::CancelWhenDue(Call& call) {
+  if (!call.cancelled_launcher && (client_->IsCancelled() || outbox_.failed())) {
+    // Nobody reads this run any more: the launcher kills it on cancellation.
+    call.result.client_gone = true;
+    call.cancelled_launcher = true;
+    launcher_context_.TryCancel();
+  } else if (!call.cancelled_launcher && outbox_.blocked_for() >= options_.stall_limit) {
+    LogDropped(/*run_ended=*/false);
+    call.result.client_gone = true;
+    call.cancelled_launcher = true;
+    client_->TryCancel();  // makes the blocked write return
+    launcher_context_.TryCancel();
+  }
+  if (call.reads_done && !call.finished && !call.cancelled_launcher &&
+      Clock::now() - call.reads_done_at > kStatusGrace) {
+    // Reads over, yet no status: whatever stopped the reads, do not wait for it forever.
+    call.cancelled_launcher = true;
+    launcher_context_.TryCancel();
+  }
+}
+
+void ExecRelay::OnCompletion(Call& call, void* tag, bool ok,
+                             const std::function<void()>& before_last) {
+  switch (static_cast<Tag>(reinterpret_cast<intptr_t>(tag))) {
+    case kStart:
+      --call.outstanding;
+      break;
+    case kMetadata: {
+      // Still one outstanding: the status, awaited from now on, so the call's end is seen
+      // whatever the reads are doing.
+      call.reader->Finish(&call.result.status, TagOf(kFinish));
+      absl::MutexLock lock(&mu_);
+      StartReadLocked();
+      break;
+    }
+    case kFinish: {
+      --call.outstanding;
+      call.finished = true;
+      // The call is over: what is left to read is bounded, and the last read ends it.
+      absl::MutexLock lock(&mu_);
+      if (want_read_) StartReadLocked();
+      break;
+    }
+    case kRead:
+      if (ok) {
+        OnRead(call, before_last);
+      } else {
+        OnReadsEnded(call);
+      }
+      break;
+  }
+}
+
+void ExecRelay::OnReadsEnded(Call& call) {
+  // An event that does not parse ends the reads but not the call, whose status would
+  // then wait for the unread rest forever: end the call (and so the run) instead.
+  call.result.unparsed = TakeUtf8ParseFailure();
+  if (!call.result.unparsed.empty()) launcher_context_.TryCancel();
+  call.reads_done_at = Clock::now();
+  absl::MutexLock lock(&mu_);
+  read_pending_ = false;
+  call.reads_done = true;
+}
+
+void ExecRelay::OnRead(Call& call, const std::function<void()>& before_last) {
+  v1::SandboxEvent event;
+  {
+    absl::MutexLock lock(&mu_);
+    event = std::move(incoming_);
+    incoming_.Clear();
+  }
+  call.result.started = call.result.started || event.has_starting();
+  const bool last = event.has_exit() || event.has_killed();
+  call.result.ended = call.result.ended || last;
+  if (last) {
+    before_last();
+    PushDroppedNotice();
+  }
+  label_(event);
+  outbox_.Push(std::move(event));
+  absl::MutexLock lock(&mu_);
+  read_pending_ = false;
+  // Back-pressure: the next read waits until the client has taken half of the queue.
+  if (call.finished || outbox_.HasRoom()) {
+    StartReadLocked();
+  } else {
+    want_read_ = true;
+  }
+}
+
+void ExecRelay::PushDroppedNotice() {
+  const uint64_t dropped = dropped_.exchange(0);
+  if (dropped == 0) return;
+  v1::SandboxEvent notice;
+  notice.mutable_error()->set_code("RESOURCE_EXHAUSTED");
+  notice.mutable_error()->set_message(
+      absl::StrCat(dropped,
+                   " session event(s) (proxy refusals) were dropped: the client did not "
+                   "read its stream in time"));
+  Push(std::move(notice));
 }
 
 void ExecRelay::LogDropped(bool run_ended) {

@@ -83,6 +83,22 @@ class ExecRelay {
   bool Finish();
 
  private:
+  struct Call;  // one Run's launcher call and what has come of it (exec_relay.cc)
+
+  // Starts the launcher call; reads begin once its initial metadata is in.
+  void StartCall(v1::SandboxLauncher::StubInterface& launcher, const v1::LaunchPlan& plan,
+                 Call& call);
+  // True, and no read starts any more, once the call and its reads are over.
+  bool CallOver(const Call& call);
+  // Ends the launcher call when its client is gone or stalled, or when its status, after the
+  // reads, takes too long.
+  void CancelWhenDue(Call& call);
+  // One completion of the launcher call: its start, metadata, status or a read.
+  void OnCompletion(Call& call, void* tag, bool ok, const std::function<void()>& before_last);
+  void OnRead(Call& call, const std::function<void()>& before_last);
+  void OnReadsEnded(Call& call);
+  // Queued before the last event: how many session events were dropped, if any.
+  void PushDroppedNotice();
   void StartReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnRoom();
   void LogDropped(bool run_ended);

@@ -5,14 +5,22 @@
 #include <unistd.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/dashed_flags.h"
+#include "base/deny_all_service.h"
+#include "base/peer_check.h"
+#include "base/peer_listener.h"
+#include "base/stop_signals.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
 #include "broker/launcher_link.h"
@@ -20,15 +28,10 @@
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
-#include "grpcpp/server_posix.h"
-#include "base/deny_all_service.h"
-#include "base/peer_check.h"
-#include "base/peer_listener.h"
-#include "base/stop_signals.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "base/dashed_flags.h"
+#include "grpcpp/server_posix.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/probe.h"
 #include "proto/grpc_limits.h"
@@ -66,18 +69,17 @@ extern char** environ;
 namespace ccsandbox::broker {
 namespace {
 
-int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
-  ParseDashedCommandLine(argc, argv);
-  CaptureProtobufParseErrors();  // before any thread starts
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
+// Logs why the broker cannot start and returns its exit code (2: a bad flag or runtime
+// directory, 1: it cannot listen).
+int CannotStart(const absl::Status& why, int exit_code) {
+  spdlog::critical("{}", std::string(why.message()));
+  return exit_code;
+}
 
-  // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
-  // the mask, so SIGINT/SIGTERM reach only the stopper below and shutdown is orderly.
-  BlockStopSignals();
-  // Every session's proxies and streams cost descriptors: take all the kernel allows us, so
-  // one busy session does not starve Launch and the others (per-session caps bound the rest).
+// Every session's proxies and streams cost descriptors: take all the kernel allows us, so
+// one busy session does not starve Launch and the others (per-session caps bound the rest).
+// Returns the open-file limit in force.
+size_t RaiseOpenFileLimit() {
   size_t fd_limit = 1024;
   if (rlimit fds; getrlimit(RLIMIT_NOFILE, &fds) == 0) {
     if (fds.rlim_cur < fds.rlim_max) {
@@ -90,14 +92,33 @@ int Main(int argc, char** argv) {
     }
     fd_limit = fds.rlim_cur == RLIM_INFINITY ? size_t{1} << 20 : static_cast<size_t>(fds.rlim_cur);
   }
+  return fd_limit;
+}
 
-  const std::string listen = absl::GetFlag(FLAGS_listen);
-  proxy::EventLoop proxy_loop;
+// What the first flags say: where to serve, where the launcher is, whether to sandbox. The
+// start-up steps after them complete `config`.
+struct BrokerSetup {
+  std::string listen;
   BrokerConfig config;
+};
+
+std::map<std::string, std::string> HostEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+absl::StatusOr<BrokerSetup> SetupFromFlags() {
+  BrokerSetup setup;
+  setup.listen = absl::GetFlag(FLAGS_listen);
+  BrokerConfig& config = setup.config;
   config.launcher_address = absl::GetFlag(FLAGS_launcher);
-  if (listen.empty() || config.launcher_address.empty()) {
-    spdlog::critical("--listen and --launcher are required");
-    return 2;
+  if (setup.listen.empty() || config.launcher_address.empty()) {
+    return absl::InvalidArgumentError("--listen and --launcher are required");
   }
   std::string sandbox = absl::GetFlag(FLAGS_sandbox);
   if (sandbox.empty()) {
@@ -105,16 +126,17 @@ int Main(int argc, char** argv) {
     sandbox = env != nullptr && *env != '\0' ? env : "on";
   }
   if (sandbox != "on" && sandbox != "off") {
-    spdlog::critical("--sandbox / CC_SERVER_SANDBOX: '{}' is neither on nor off", sandbox);
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sandbox / CC_SERVER_SANDBOX: '", sandbox, "' is neither on nor off"));
   }
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) config.host_env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  const char* path_env = getenv("PATH");
+  config.host_env = HostEnvironment();
   config.host.sandbox_enabled = sandbox == "on";
+  return setup;
+}
+
+// Probes the host once and logs the one boot line.
+void ProbeAndLogBootLine(BrokerConfig& config) {
+  const char* path_env = getenv("PATH");
   config.host.probe = policy::EvaluateProbe(GatherHostFacts(path_env ? path_env : ""));
   config.status_line = policy::BootLine(config.host.probe, config.host.sandbox_enabled);
   if (config.host.sandbox_enabled && config.host.probe.available()) {
@@ -122,125 +144,195 @@ int Main(int argc, char** argv) {
     // to say: ask it (it is normally up first), and put the answer on the one boot line.
     grpc::ChannelArguments probe_args;
     ApplyChannelLimits(probe_args);
-    auto stub = v1::SandboxLauncher::NewStub(
-        grpc::CreateCustomChannel(config.launcher_address, grpc::InsecureChannelCredentials(),
-                                  probe_args));
+    auto stub = v1::SandboxLauncher::NewStub(grpc::CreateCustomChannel(
+        config.launcher_address, grpc::InsecureChannelCredentials(), probe_args));
     config.create_guard =
         CreateGuardStateFrom(ProbeLauncher(*stub, std::chrono::milliseconds(3000)));
-    absl::StrAppend(&config.status_line, "; ",
-                    policy::FilenameEnforcementNote(config.create_guard.known,
-                                                    config.create_guard.available,
-                                                    config.create_guard.reason));
+    absl::StrAppend(
+        &config.status_line, "; ",
+        policy::FilenameEnforcementNote(config.create_guard.known, config.create_guard.available,
+                                        config.create_guard.reason));
   }
   spdlog::info("{}", config.status_line);
+}
 
-
-  // Egress: one resolver for every session's proxies (the loop is declared first: the resolver
-  // posts to it, so it must go last).
+// One resolver for every session's proxies: DNS, or the --egress-hosts-file of a test.
+absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver() {
   const std::string hosts_file = absl::GetFlag(FLAGS_egress_hosts_file);
-  if (hosts_file.empty()) {
-    config.resolver = std::make_shared<proxy::SystemResolver>();
-  } else {
-    auto fixed = std::make_shared<proxy::StaticResolver>();
-    if (absl::Status loaded = fixed->AddHostsFile(hosts_file); !loaded.ok()) {
-      spdlog::critical("--egress-hosts-file: {}", std::string(loaded.message()));
-      return 2;
-    }
-    spdlog::warn("egress names resolve from {} only (--egress-hosts-file is for tests)",
-                 hosts_file);
-    config.resolver = std::move(fixed);
+  if (hosts_file.empty()) return std::make_shared<proxy::SystemResolver>();
+  auto fixed = std::make_shared<proxy::StaticResolver>();
+  if (absl::Status loaded = fixed->AddHostsFile(hosts_file); !loaded.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--egress-hosts-file: ", loaded.message()));
   }
-  std::string runtime_root = absl::GetFlag(FLAGS_runtime_dir);
-  if (runtime_root.empty()) runtime_root = RuntimeDir::DefaultRoot();
-  absl::StatusOr<std::unique_ptr<RuntimeDir>> runtime_dir = RuntimeDir::Open(runtime_root);
-  if (!runtime_dir.ok()) {
-    spdlog::critical("{}", std::string(runtime_dir.status().message()));
-    return 2;
-  }
-  config.proxy_loop = &proxy_loop;
+  spdlog::warn("egress names resolve from {} only (--egress-hosts-file is for tests)", hosts_file);
+  return fixed;
+}
+
+absl::StatusOr<std::unique_ptr<RuntimeDir>> OpenRuntimeDir() {
+  std::string root = absl::GetFlag(FLAGS_runtime_dir);
+  if (root.empty()) root = RuntimeDir::DefaultRoot();
+  return RuntimeDir::Open(root);
+}
+
+// The egress connection caps (the total derived from the open-file limit unless given) and
+// the Exec stall limit.
+absl::Status ReadLimits(size_t fd_limit, BrokerConfig& config) {
   config.egress_limits.per_session = absl::GetFlag(FLAGS_egress_max_connections_per_session);
   config.egress_limits.total = absl::GetFlag(FLAGS_egress_max_connections);
   if (config.egress_limits.total == 0) {
     config.egress_limits.total = proxy::DefaultConnectionBudget(fd_limit);
   }
   if (config.egress_limits.per_session == 0) {
-    spdlog::critical("--egress-max-connections-per-session: must be positive");
-    return 2;
+    return absl::InvalidArgumentError("--egress-max-connections-per-session: must be positive");
   }
   config.exec_stall_limit = absl::GetFlag(FLAGS_exec_stall_timeout);
   if (config.exec_stall_limit <= absl::ZeroDuration()) {
-    spdlog::critical("--exec-stall-timeout: must be positive");
-    return 2;
+    return absl::InvalidArgumentError("--exec-stall-timeout: must be positive");
   }
   spdlog::info("egress connection limits: {} per session, {} in total (open-file limit {})",
                config.egress_limits.per_session, config.egress_limits.total, fd_limit);
-  config.runtime_dir = runtime_dir->get();
-  // The control plane is out of reach of every bind, however it is spelled.
-  config.forbidden_dirs = policy::ControlPlaneDirs();
-  for (const auto& [dir, what] :
-       {std::pair{UnixSocketDir(config.launcher_address), "the launcher's socket directory"},
-        std::pair{UnixSocketDir(listen), "the broker's listen directory"},
-        std::pair{UnixSocketDir("unix:" + (*runtime_dir)->root() + "/x"),
-                  "the broker's runtime directory"}}) {
-    if (!dir.empty()) config.forbidden_dirs.push_back({dir, what});
-  }
+  return absl::OkStatus();
+}
 
-  BrokerService service(config, ConnectLauncher(config.launcher_address));
-  PolicyService policy_service;
+// The control plane is out of reach of every bind, however it is spelled.
+policy::ForbiddenDirs ForbiddenDirsFor(const std::string& launcher_address,
+                                       const std::string& listen, const RuntimeDir& runtime_dir) {
+  policy::ForbiddenDirs dirs = policy::ControlPlaneDirs();
+  for (const auto& [dir, what] :
+       {std::pair{UnixSocketDir(launcher_address), "the launcher's socket directory"},
+        std::pair{UnixSocketDir(listen), "the broker's listen directory"},
+        std::pair{UnixSocketDir("unix:" + runtime_dir.root() + "/x"),
+                  "the broker's runtime directory"}}) {
+    if (!dir.empty()) dirs.push_back({dir, what});
+  }
+  return dirs;
+}
+
+std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&service);
+  return builder.BuildAndStart();
+}
+
+// The broker's gRPC servers: its services, and one that refuses callers inside a sandbox.
+class BrokerServers {
+ public:
+  // Serves `listen`: unix:PATH through a PeerListener, any other address on gRPC's own port.
+  static absl::StatusOr<std::unique_ptr<BrokerServers>> Start(const BrokerConfig& config,
+                                                              const std::string& listen);
+
+  // Serves until SIGINT or SIGTERM, then stops in order: no new connection, calls in flight
+  // get two seconds (running commands are cancelled), then the refusing server, and last the
+  // socket file.
+  void ServeUntilStopped();
+
+ private:
+  explicit BrokerServers(const BrokerConfig& config)
+      : service_(config, ConnectLauncher(config.launcher_address)) {}
+
+  // Hands `conn` to the server, or to the refusing one when its peer is inside a sandbox.
+  void Accept(UniqueFd conn, const ucred& peer);
+
+  BrokerService service_;
+  PolicyService policy_service_;
+  std::unique_ptr<PeerListener> listener_;  // null unless --listen is unix:PATH
+  std::unique_ptr<grpc::Server> server_;
+  DenyAllService sandboxed_service_{
+      "callers inside a sandbox may not use the sandbox broker (nested pid namespace)"};
+  std::unique_ptr<grpc::Server> sandboxed_server_;
+};
+
+absl::StatusOr<std::unique_ptr<BrokerServers>> BrokerServers::Start(const BrokerConfig& config,
+                                                                    const std::string& listen) {
+  std::unique_ptr<BrokerServers> servers(new BrokerServers(config));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   ApplyServerLimits(builder);
-  builder.RegisterService(&service);
-  builder.RegisterService(&policy_service);
+  builder.RegisterService(&servers->service_);
+  builder.RegisterService(&servers->policy_service_);
   // A Unix socket is served through our own listener, so every connection's peer is known
   // (SO_PEERCRED): a caller inside a sandbox is refused however it reached the socket.
-  const bool unix_listen = absl::StartsWith(listen, "unix:");
-  std::unique_ptr<PeerListener> listener;
-  if (unix_listen) {
-    absl::StatusOr<std::unique_ptr<PeerListener>> bound =
-        PeerListener::Bind(listen.substr(5));
+  if (absl::StartsWith(listen, "unix:")) {
+    absl::StatusOr<std::unique_ptr<PeerListener>> bound = PeerListener::Bind(listen.substr(5));
     if (!bound.ok()) {
-      spdlog::critical("--listen: {}", std::string(bound.status().message()));
-      return 1;
+      return absl::Status(bound.status().code(),
+                          absl::StrCat("--listen: ", bound.status().message()));
     }
-    listener = *std::move(bound);
+    servers->listener_ = *std::move(bound);
   } else {
     builder.AddListeningPort(listen, grpc::InsecureServerCredentials());
   }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) {
-    spdlog::critical("cannot listen on {}", listen);
-    return 1;
+  servers->server_ = builder.BuildAndStart();
+  if (servers->server_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
   }
-  DenyAllService sandboxed_service(
-      "callers inside a sandbox may not use the sandbox broker (nested pid namespace)");
-  grpc::ServerBuilder sandboxed_builder;
-  sandboxed_builder.RegisterCallbackGenericService(&sandboxed_service);
-  std::unique_ptr<grpc::Server> sandboxed_server = sandboxed_builder.BuildAndStart();
+  servers->sandboxed_server_ = StartDenyAllServer(servers->sandboxed_service_);
   spdlog::info("listening on {}; launcher at {}", listen, config.launcher_address);
+  return servers;
+}
 
-  std::thread stopper([&] {
+void BrokerServers::Accept(UniqueFd conn, const ucred& peer) {
+  if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
+    spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
+                 std::string(outside.message()));
+    grpc::AddInsecureChannelFromFd(sandboxed_server_.get(), conn.Release());
+    return;
+  }
+  grpc::AddInsecureChannelFromFd(server_.get(), conn.Release());
+}
+
+void BrokerServers::ServeUntilStopped() {
+  std::thread stopper([this] {
     const int sig = WaitForStopSignal();
     spdlog::info("signal {}: stopping; running commands are cancelled", sig);
-    if (listener != nullptr) listener->Stop();
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (listener_ != nullptr) listener_->Stop();
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
-  if (listener != nullptr) {
-    listener->Serve([&](UniqueFd conn, const ucred& peer) {
-      if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
-        spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
-                     std::string(outside.message()));
-        grpc::AddInsecureChannelFromFd(sandboxed_server.get(), conn.Release());
-        return;
-      }
-      grpc::AddInsecureChannelFromFd(server.get(), conn.Release());
-    });
+  if (listener_ != nullptr) {
+    listener_->Serve([this](UniqueFd conn, const ucred& peer) { Accept(std::move(conn), peer); });
   }
-  server->Wait();
+  server_->Wait();
   stopper.join();
-  sandboxed_server->Shutdown(std::chrono::system_clock::now());
-  listener.reset();  // removes the socket file
+  sandboxed_server_->Shutdown(std::chrono::system_clock::now());
+  listener_.reset();  // removes the socket file
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
+  ParseDashedCommandLine(argc, argv);
+  CaptureProtobufParseErrors();  // before any thread starts
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
+
+  // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
+  // the mask, so SIGINT/SIGTERM reach only the stopper and shutdown is orderly.
+  BlockStopSignals();
+  const size_t fd_limit = RaiseOpenFileLimit();
+  // Declared before the config: the resolver posts to it, so it must go last.
+  proxy::EventLoop proxy_loop;
+
+  absl::StatusOr<BrokerSetup> setup = SetupFromFlags();
+  if (!setup.ok()) return CannotStart(setup.status(), 2);
+  BrokerConfig& config = setup->config;
+  ProbeAndLogBootLine(config);
+
+  absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver = EgressResolver();
+  if (!resolver.ok()) return CannotStart(resolver.status(), 2);
+  config.resolver = *std::move(resolver);
+  absl::StatusOr<std::unique_ptr<RuntimeDir>> runtime_dir = OpenRuntimeDir();
+  if (!runtime_dir.ok()) return CannotStart(runtime_dir.status(), 2);
+  config.proxy_loop = &proxy_loop;
+  if (absl::Status limits = ReadLimits(fd_limit, config); !limits.ok()) {
+    return CannotStart(limits, 2);
+  }
+  config.runtime_dir = runtime_dir->get();
+  config.forbidden_dirs = ForbiddenDirsFor(config.launcher_address, setup->listen, **runtime_dir);
+
+  absl::StatusOr<std::unique_ptr<BrokerServers>> servers =
+      BrokerServers::Start(config, setup->listen);
+  if (!servers.ok()) return CannotStart(servers.status(), 1);
+  (*servers)->ServeUntilStopped();
   spdlog::info("stopped");
   return 0;
 }

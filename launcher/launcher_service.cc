@@ -1,8 +1,8 @@
 #include "launcher/launcher_service.h"
 
 #include <grp.h>
-#include <signal.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -13,13 +13,14 @@
 #include <map>
 #include <set>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/event_outbox.h"
-#include "launcher/create_guard/supervisor.h"
-#include "launcher/create_guard/notify_channel.h"
 #include "base/real_host_view.h"
+#include "launcher/create_guard/notify_channel.h"
+#include "launcher/create_guard/supervisor.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/seccomp_baseline.h"
 #include "launcher/shim/shim_args.h"
@@ -57,21 +58,20 @@ class GrpcSink : public EventSink {
         plan_(plan),
         stall_limit_(stall_limit),
         room_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-        outbox_({kRunOutboxBytes},
-                [writer](const v1::SandboxEvent& event) { return writer->Write(event); },
-                [this] {
-                  const uint64_t one = 1;
-                  (void)!write(room_.get(), &one, sizeof(one));
-                }) {}
+        outbox_(
+            {kRunOutboxBytes},
+            [writer](const v1::SandboxEvent& event) { return writer->Write(event); },
+            [this] {
+              const uint64_t one = 1;
+              (void)!write(room_.get(), &one, sizeof(one));
+            }) {}
   ~GrpcSink() override { Finish(); }
 
   // Runs once, unlocked, right before the last event is queued.
   void BeforeLastEvent(std::function<void()> hook) { before_last_ = std::move(hook); }
 
   bool Emit(const v1::SandboxEvent& event) override { return Queue(event, /*wait=*/false); }
-  bool EmitWhenReady(const v1::SandboxEvent& event) override {
-    return Queue(event, /*wait=*/true);
-  }
+  bool EmitWhenReady(const v1::SandboxEvent& event) override { return Queue(event, /*wait=*/true); }
   bool Cancelled() override { return context_->IsCancelled() || outbox_.failed(); }
   bool Ready() override {
     uint64_t count;
@@ -129,15 +129,115 @@ class GrpcSink : public EventSink {
   EventOutbox outbox_;  // last: destroyed (its writer joined) before what it calls
 };
 
+// The run's environment: the plan's, scrubbed, plus the egress wiring when the run has
+// egress (whose proxy sockets must be there).
+absl::StatusOr<std::map<std::string, std::string>> RunEnvironment(const v1::LaunchPlan& plan) {
+  std::map<std::string, std::string> env(plan.env().begin(), plan.env().end());
+  std::vector<std::string> removed = policy::ScrubEnvironment(env);
+  if (!removed.empty()) {
+    spdlog::info("run {}: scrubbed from the environment: {}", plan.run_id(),
+                 absl::StrJoin(removed, ", "));
+  }
+  if (plan.has_egress()) {
+    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket()}) {
+      struct stat st;
+      if (lstat(path->c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("egress: '", *path, "' is not the session proxy's socket"));
+      }
+    }
+    // Set after scrubbing: GIT_SSH_COMMAND is scrubbed from callers, ours routes ssh out.
+    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
+  }
+  return env;
+}
+
+// How a native run's bind sources are opened and staged, and what they may not be.
+StageOptions StageOptionsFor(const LauncherConfig& config, const v1::LaunchPlan& plan,
+                             const std::optional<Identity>& identity, bool root_caller) {
+  StageOptions stage;
+  stage.open_as = root_caller ? std::nullopt : identity;
+  stage.idmap_userns_fd = root_caller ? config.idmap_userns.get() : -1;
+  stage.stage_dir = config.socket_dir;  // covered by a tmpfs in the run's own namespace
+  stage.forbidden = policy::ControlPlaneDirs();
+  stage.forbidden.push_back({config.socket_dir, "the launcher's socket directory"});
+  for (const std::string& dir : config.own_dirs) {
+    stage.forbidden.push_back({dir, "the directory of the launcher's own programs"});
+  }
+  stage.socket_forbidden = stage.forbidden;
+  for (const std::string& dir : plan.forbidden_dirs()) {
+    stage.forbidden.push_back({dir, "a directory of the broker's control plane"});
+  }
+  stage.clone = geteuid() == 0;
+  return stage;
+}
+
+// The none backend: the command itself, found on the run's PATH, unwrapped.
+absl::Status AddUnwrappedCommand(const v1::LaunchPlan& plan,
+                                 const std::map<std::string, std::string>& env, ProcessSpec& spec) {
+  auto path = env.find("PATH");
+  std::optional<std::string> exe =
+      FindExecutable(plan.argv(0), path == env.end() ? "/usr/bin:/bin" : path->second);
+  if (!exe.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("argv: command '", plan.argv(0), "' not found on the run's PATH"));
+  }
+  spec.executable = *exe;
+  spec.argv.assign(plan.argv().begin(), plan.argv().end());
+  spec.cwd = plan.workdir();
+  return absl::OkStatus();
+}
+
+// Runs right before the run's last event: joins the create guard and, when the sandbox never
+// started, says so.
+std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, GrpcSink& sink,
+                                    const v1::LaunchPlan& plan) {
+  return [&guard, &sink, &plan] {
+    guard->Join();
+    const bool never_started = guard->never_started();
+    guard.reset();
+    if (never_started) {
+      spdlog::warn("run {}: the sandbox did not start (bwrap or the shim failed)", plan.run_id());
+      v1::SandboxEvent event;
+      event.mutable_error()->set_message(
+          "the sandbox did not start: bwrap or the shim failed before the command ran "
+          "(its stderr above says why); nothing of the command ran");
+      sink.Emit(event);
+    }
+  };
+}
+
+// Supervises the started run to its end, then drains its events to the broker: CANCELLED
+// when the broker cancelled the run or did not take every event.
+grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<SandboxProcess>& process,
+                            RunControl& control, absl::Duration stall_limit, GrpcSink& sink) {
+  SuperviseOptions options;
+  options.stdin_data = plan.stdin();
+  options.timeout = std::chrono::milliseconds(plan.timeout_ms());
+  options.report_violations = plan.backend() == v1::SANDBOX_BACKEND_NATIVE;
+  options.stall_limit = absl::ToChronoMilliseconds(stall_limit);
+  RunOutcome outcome = Supervise(*process, control, options, sink);
+  spdlog::info("run {} ended: {}", plan.run_id(),
+               outcome == RunOutcome::kExited   ? "exited"
+               : outcome == RunOutcome::kKilled ? "killed"
+                                                : "cancelled by the broker; process group killed");
+  process.reset();  // reaped already; its pipes go now, not after the stream has drained
+  sink.Release();   // a guard callback still waiting for room returns before the guard is joined
+  if (outcome == RunOutcome::kCancelled || !sink.Finish()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "run cancelled");
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<Identity>> IdentityFor(uid_t peer_uid) {
   const uid_t self = geteuid();
   if (self != 0) {
     if (peer_uid != self) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the launcher runs as uid ", self, " and cannot run commands as uid ", peer_uid,
-          "; run it as root or as the broker's uid"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the launcher runs as uid ", self, " and cannot run commands as uid ",
+                       peer_uid, "; run it as root or as the broker's uid"));
     }
     return std::optional<Identity>();
   }
@@ -182,141 +282,112 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
                                                               SpawnFds& fds) const {
   absl::StatusOr<std::optional<Identity>> identity = IdentityFor(peer_uid_);
   if (!identity.ok()) return identity.status();
-
-  std::map<std::string, std::string> env(plan.env().begin(), plan.env().end());
-  std::vector<std::string> removed = policy::ScrubEnvironment(env);
-  if (!removed.empty()) {
-    spdlog::info("run {}: scrubbed from the environment: {}", plan.run_id(),
-                 absl::StrJoin(removed, ", "));
-  }
-  if (plan.has_egress()) {
-    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket()}) {
-      struct stat st;
-      if (lstat(path->c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("egress: '", *path, "' is not the session proxy's socket"));
-      }
-    }
-    // Set after scrubbing: GIT_SSH_COMMAND is scrubbed from callers, ours routes ssh out.
-    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
-  }
+  absl::StatusOr<std::map<std::string, std::string>> env = RunEnvironment(plan);
+  if (!env.ok()) return env.status();
   ProcessSpec spec;
   spec.identity = *identity;
-  for (const auto& [name, value] : env) spec.envp.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : *env) spec.envp.push_back(absl::StrCat(name, "=", value));
+  absl::Status completed = plan.backend() == v1::SANDBOX_BACKEND_NATIVE
+                               ? WrapInBwrap(plan, *identity, spec, fds)
+                               : AddUnwrappedCommand(plan, *env, spec);
+  if (!completed.ok()) return completed;
+  return spec;
+}
 
-  if (plan.backend() == v1::SANDBOX_BACKEND_NATIVE) {
-    if (config_.bwrap_path.empty()) {
-      return absl::FailedPreconditionError(
-          "bwrap not found on PATH; install: apt-get install bubblewrap socat");
-    }
-    // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
-    absl::StatusOr<UniqueFd> bpf = SealedProgramFd(config_.seccomp_program);
-    if (!bpf.ok()) {
-      return absl::InternalError(
-          absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
-    }
-    fds.seccomp = std::move(*bpf);
-    spec.inherit_fds.push_back(fds.seccomp.get());
-    policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, fds.seccomp.get(),
-                              config_.shim_path};
-    // Never host root inside: a root caller's sandbox runs as the unprivileged sandbox uid.
-    const bool root_caller = geteuid() == 0 && peer_uid_ == 0;
-    if (root_caller) {
-      spec.identity = Identity{config_.root_sandbox_uid, config_.root_sandbox_gid, {}};
-      bwrap.inside_root = true;
-    }
-    StageOptions stage;
-    stage.open_as = root_caller ? std::nullopt : *identity;
-    stage.idmap_userns_fd = root_caller ? config_.idmap_userns.get() : -1;
-    stage.stage_dir = config_.socket_dir;  // covered by a tmpfs in the run's own namespace
-    stage.forbidden = policy::ControlPlaneDirs();
-    stage.forbidden.push_back({config_.socket_dir, "the launcher's socket directory"});
-    for (const std::string& dir : config_.own_dirs) {
-      stage.forbidden.push_back({dir, "the directory of the launcher's own programs"});
-    }
-    stage.socket_forbidden = stage.forbidden;
-    for (const std::string& dir : plan.forbidden_dirs()) {
-      stage.forbidden.push_back({dir, "a directory of the broker's control plane"});
-    }
-    stage.clone = geteuid() == 0;
-    absl::StatusOr<BindStage> staged = BindStage::Build(plan, config_.shim_path, stage);
-    if (!staged.ok()) return staged.status();
-    fds.stage = *std::move(staged);
-    bwrap.sources = fds.stage->sources();
-    std::optional<int> shim_channel;  // the shim's end of the create guard's channel
-    if (plan.has_create_guard()) {
-      // Never run a plan that needs the guard without it: refuse instead.
-      if (!config_.create_guard_available) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "createGuard: this launcher cannot enforce filename-pattern denies at creation "
-            "time: ", config_.create_guard_reason));
-      }
-      absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
-      if (!channel.ok()) return channel.status();
-      fds.guard_launcher = std::move(channel->first);
-      fds.guard_shim = std::move(channel->second);
-      spec.inherit_fds.push_back(fds.guard_shim.get());
-      shim_channel = fds.guard_shim.get();
-    }
-    absl::StatusOr<ShimArgs> shim = ShimArgsFor(plan, shim_channel);
-    if (!shim.ok()) return shim.status();
-    bwrap.shim_args = RenderShimArgs(*shim);
-    absl::StatusOr<std::vector<std::string>> argv =
-        policy::RenderBwrapArgv(plan, bwrap, RealHostView());
-    if (!argv.ok()) return argv.status();
-    // bwrap's own "Exceeded maximum number of arguments" or execve's E2BIG, said clearly.
-    if (absl::Status fits = policy::CheckBwrapArgv(*argv, spec.envp,
-                                                   static_cast<size_t>(sysconf(_SC_ARG_MAX)));
-        !fits.ok()) {
-      return fits;
-    }
-    if (stage.clone) {  // after rendering: it staged the deny-write sources too
-      spec.stage_dir = stage.stage_dir;
-      spec.staged = fds.stage->staged();
-    }
-    spec.executable = config_.bwrap_path;
-    spec.argv = std::move(*argv);
-    return spec;
-  }
-  auto path = env.find("PATH");
-  std::optional<std::string> exe =
-      FindExecutable(plan.argv(0), path == env.end() ? "/usr/bin:/bin" : path->second);
-  if (!exe.has_value()) {
+absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
+                                          const std::optional<Identity>& identity,
+                                          ProcessSpec& spec, SpawnFds& fds) const {
+  if (config_.bwrap_path.empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("argv: command '", plan.argv(0), "' not found on the run's PATH"));
+        "bwrap not found on PATH; install: apt-get install bubblewrap socat");
   }
-  spec.executable = *exe;
-  spec.argv.assign(plan.argv().begin(), plan.argv().end());
-  spec.cwd = plan.workdir();
+  // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
+  absl::StatusOr<UniqueFd> bpf = SealedProgramFd(config_.seccomp_program);
+  if (!bpf.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
+  }
+  fds.seccomp = std::move(*bpf);
+  spec.inherit_fds.push_back(fds.seccomp.get());
+  policy::BwrapConfig bwrap{config_.bwrap_path, config_.system_ro_dirs, fds.seccomp.get(),
+                            config_.shim_path};
+  // Never host root inside: a root caller's sandbox runs as the unprivileged sandbox uid.
+  const bool root_caller = geteuid() == 0 && peer_uid_ == 0;
+  if (root_caller) {
+    spec.identity = Identity{config_.root_sandbox_uid, config_.root_sandbox_gid, {}};
+    bwrap.inside_root = true;
+  }
+  const StageOptions stage = StageOptionsFor(config_, plan, identity, root_caller);
+  absl::StatusOr<BindStage> staged = BindStage::Build(plan, config_.shim_path, stage);
+  if (!staged.ok()) return staged.status();
+  fds.stage = *std::move(staged);
+  bwrap.sources = fds.stage->sources();
+  absl::StatusOr<std::optional<int>> shim_channel = OpenCreateGuardChannel(plan, spec, fds);
+  if (!shim_channel.ok()) return shim_channel.status();
+  absl::StatusOr<ShimArgs> shim = ShimArgsFor(plan, *shim_channel);
+  if (!shim.ok()) return shim.status();
+  bwrap.shim_args = RenderShimArgs(*shim);
+  absl::StatusOr<std::vector<std::string>> argv =
+      policy::RenderBwrapArgv(plan, bwrap, RealHostView());
+  if (!argv.ok()) return argv.status();
+  // bwrap's own "Exceeded maximum number of arguments" or execve's E2BIG, said clearly.
+  if (absl::Status fits =
+          policy::CheckBwrapArgv(*argv, spec.envp, static_cast<size_t>(sysconf(_SC_ARG_MAX)));
+      !fits.ok()) {
+    return fits;
+  }
+  if (stage.clone) {  // after rendering: it staged the deny-write sources too
+    spec.stage_dir = stage.stage_dir;
+    spec.staged = fds.stage->staged();
+  }
+  spec.executable = config_.bwrap_path;
+  spec.argv = std::move(*argv);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<int>> LauncherService::OpenCreateGuardChannel(
+    const v1::LaunchPlan& plan, ProcessSpec& spec, SpawnFds& fds) const {
+  if (!plan.has_create_guard()) return std::optional<int>();
+  // Never run a plan that needs the guard without it: refuse instead.
+  if (!config_.create_guard_available) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("createGuard: this launcher cannot enforce filename-pattern denies at "
+                     "creation time: ",
+                     config_.create_guard_reason));
+  }
+  absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
+  if (!channel.ok()) return channel.status();
+  fds.guard_launcher = std::move(channel->first);
+  fds.guard_shim = std::move(channel->second);
+  spec.inherit_fds.push_back(fds.guard_shim.get());
+  return std::optional<int>(fds.guard_shim.get());
+}
+
+absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan,
+                                                      SpawnFds& fds) const {
+  policy::PlanLimits limits;
+  if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
+  const absl::Status valid = policy::ValidatePlan(plan, limits);
+  absl::StatusOr<ProcessSpec> spec =
+      valid.ok() ? BuildProcessSpec(plan, fds) : absl::StatusOr<ProcessSpec>(valid);
+  if (!spec.ok()) {
+    spdlog::warn("run {} from uid {} refused: {}", plan.run_id(), peer_uid_,
+                 std::string(spec.status().message()));
+  }
   return spec;
 }
 
 grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::LaunchPlan* plan,
                                   grpc::ServerWriter<v1::SandboxEvent>* writer) {
-  policy::PlanLimits limits;
-  if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
-  if (absl::Status valid = policy::ValidatePlan(*plan, limits); !valid.ok()) {
-    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_, std::string(valid.message()));
-    return ToGrpc(valid);
-  }
   SpawnFds fds;
-  absl::StatusOr<ProcessSpec> spec = BuildProcessSpec(*plan, fds);
-  if (!spec.ok()) {
-    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
-                 std::string(spec.status().message()));
-    return ToGrpc(spec.status());
-  }
+  absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds);
+  if (!spec.ok()) return ToGrpc(spec.status());
   absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
   if (!control.ok()) return ToGrpc(control.status());
-  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get());
-      !added.ok()) {
+  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
     return ToGrpc(added);
   }
-  struct Unregister {
-    RunRegistry& registry;
-    const std::string& id;
-    ~Unregister() { registry.Remove(id); }
-  } unregister{registry_, plan->run_id()};
+  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
 
   GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
   v1::SandboxEvent starting;
@@ -345,20 +416,7 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     guard = *std::move(started);
     // Joined before the last event: every callback has run, and it is known whether the
     // command ever started (a bwrap or shim failure is not the supervisor's death).
-    sink.BeforeLastEvent([&guard, &sink, &plan] {
-      guard->Join();
-      const bool never_started = guard->never_started();
-      guard.reset();
-      if (never_started) {
-        spdlog::warn("run {}: the sandbox did not start (bwrap or the shim failed)",
-                     plan->run_id());
-        v1::SandboxEvent event;
-        event.mutable_error()->set_message(
-            "the sandbox did not start: bwrap or the shim failed before the command ran "
-            "(its stderr above says why); nothing of the command ran");
-        sink.Emit(event);
-      }
-    });
+    sink.BeforeLastEvent(JoinGuardHook(guard, sink, *plan));
   }
   v1::SandboxEvent ready;
   ready.mutable_ready()->set_pid((*process)->pid());
@@ -366,23 +424,7 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   spdlog::info("run {} started: uid {}, backend {}, pid {}", plan->run_id(), peer_uid_,
                plan->backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none",
                (*process)->pid());
-
-  SuperviseOptions options;
-  options.stdin_data = plan->stdin();
-  options.timeout = std::chrono::milliseconds(plan->timeout_ms());
-  options.report_violations = plan->backend() == v1::SANDBOX_BACKEND_NATIVE;
-  options.stall_limit = absl::ToChronoMilliseconds(config_.stream_stall_limit);
-  RunOutcome outcome = Supervise(**process, **control, options, sink);
-  spdlog::info("run {} ended: {}", plan->run_id(),
-               outcome == RunOutcome::kExited   ? "exited"
-               : outcome == RunOutcome::kKilled ? "killed"
-                                                : "cancelled by the broker; process group killed");
-  process->reset();  // reaped already; its pipes go now, not after the stream has drained
-  sink.Release();    // a guard callback still waiting for room returns before the guard is joined
-  if (outcome == RunOutcome::kCancelled || !sink.Finish()) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "run cancelled");
-  }
-  return grpc::Status::OK;
+  return SuperviseToEnd(*plan, *process, **control, config_.stream_stall_limit, sink);
 }
 
 absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGuard(
@@ -400,8 +442,7 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
   options.mounts = policy::GuardMountsOf(plan);
   options.free_dirs = policy::FreeCreateDirs(options.mounts);
   const std::string run_id = plan.run_id();
-  const std::set<std::string> patterns(options.deny_patterns.begin(),
-                                       options.deny_patterns.end());
+  const std::set<std::string> patterns(options.deny_patterns.begin(), options.deny_patterns.end());
   return CreateSupervisor::Start(
       std::move(options), std::move(channel),
       [&sink, patterns](const CreateViolation& violation) {
@@ -421,9 +462,9 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         spdlog::error("run {}: create guard supervisor died: {}", run_id,
                       std::string(failure.message()));
         v1::SandboxEvent event;
-        event.mutable_error()->set_message(absl::StrCat(
-            "create guard supervisor died (", failure.message(),
-            "): every further creation in writable mounts fails (ENOSYS)"));
+        event.mutable_error()->set_message(
+            absl::StrCat("create guard supervisor died (", failure.message(),
+                         "): every further creation in writable mounts fails (ENOSYS)"));
         sink.Emit(event);
       });
 }
@@ -433,9 +474,9 @@ grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalReque
   if (request->signal() <= 0 || request->signal() >= 65) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "signal: out of range");
   }
-  absl::Status status = registry_.Signal(request->run_id(), peer_uid_, request->signal(),
-                                         request->reason().empty() ? "signalled by the broker"
-                                                                   : request->reason());
+  absl::Status status =
+      registry_.Signal(request->run_id(), peer_uid_, request->signal(),
+                       request->reason().empty() ? "signalled by the broker" : request->reason());
   response->set_delivered(status.ok());
   return ToGrpc(status);
 }

@@ -21,8 +21,8 @@
 namespace ccsandbox::launcher {
 
 struct LauncherConfig {
-  std::string socket_dir;   // never mountable into a sandbox
-  std::string bwrap_path;   // empty when bwrap was not found
+  std::string socket_dir;  // never mountable into a sandbox
+  std::string bwrap_path;  // empty when bwrap was not found
   std::vector<std::string> system_ro_dirs;
   std::string seccomp_program;  // compiled once at start-up (SeccompBaselineProgram)
   std::string shim_path;        // sandbox_shim, bound into sandboxes that have egress
@@ -63,12 +63,23 @@ class LauncherService final : public v1::SandboxLauncher::Service {
  private:
   // Descriptors a run's spawn needs, kept open until the process has started.
   struct SpawnFds {
-    UniqueFd seccomp;        // the BPF program bwrap reads
-    UniqueFd guard_shim;     // the shim's end of the create guard's notify channel
-    UniqueFd guard_launcher; // ours: handed to the CreateSupervisor
+    UniqueFd seccomp;                // the BPF program bwrap reads
+    UniqueFd guard_shim;             // the shim's end of the create guard's notify channel
+    UniqueFd guard_launcher;         // ours: handed to the CreateSupervisor
     std::optional<BindStage> stage;  // the checked, cloned bind sources
   };
+  // Validates the plan and builds its process; a refusal is logged.
+  absl::StatusOr<ProcessSpec> AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds) const;
+  // The run's process: bwrap around the command (native), or the command itself (none).
   absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds) const;
+  // Completes `spec` to run the command under bwrap: the seccomp baseline, the staged bind
+  // sources, the create guard's channel when the plan needs the guard, and bwrap's argv.
+  absl::Status WrapInBwrap(const v1::LaunchPlan& plan, const std::optional<Identity>& identity,
+                           ProcessSpec& spec, SpawnFds& fds) const;
+  // When the plan needs the create guard: its channel, the shim's end inherited by the run
+  // and returned, ours kept in `fds`. nullopt when the plan needs no guard.
+  absl::StatusOr<std::optional<int>> OpenCreateGuardChannel(const v1::LaunchPlan& plan,
+                                                            ProcessSpec& spec, SpawnFds& fds) const;
 
   // Starts the run's CreateSupervisor on our end of the channel; its violations and its
   // failure go to `sink`.

@@ -15,23 +15,26 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/dashed_flags.h"
+#include "base/deny_all_service.h"
+#include "base/paths.h"
+#include "base/peer_check.h"
+#include "base/peer_listener.h"
+#include "base/stop_signals.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/server_posix.h"
 #include "launcher/create_guard/probe.h"
-#include "base/dashed_flags.h"
-#include "base/deny_all_service.h"
-#include "base/peer_check.h"
 #include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
-#include "base/peer_listener.h"
-#include "base/stop_signals.h"
 #include "launcher/seccomp_baseline.h"
 #include "policy/plan/bwrap_argv.h"
-#include "base/paths.h"
 #include "proto/grpc_limits.h"
 #include "spdlog/spdlog.h"
 
@@ -60,6 +63,287 @@ ABSL_FLAG(std::string, shim, "",
 namespace ccsandbox::launcher {
 namespace {
 
+// The command line, checked: who may call and where, and the LauncherConfig that the
+// start-up probes complete.
+struct LauncherSetup {
+  std::string socket_path;
+  std::string socket_group;  // empty: the socket keeps the launcher's group
+  std::vector<uid_t> allowed;
+  std::string create_guard;  // --create-guard, checked by DecideCreateGuard
+  LauncherConfig config;
+};
+
+// Logs why the launcher cannot start and returns its exit code (2: a bad flag, 1: the host
+// refused).
+int CannotStart(const absl::Status& why, int exit_code) {
+  spdlog::critical("{}", std::string(why.message()));
+  return exit_code;
+}
+
+absl::StatusOr<std::vector<uid_t>> ParseAllowedUids() {
+  std::vector<uid_t> allowed;
+  for (absl::string_view part :
+       absl::StrSplit(absl::GetFlag(FLAGS_allowed_uids), ',', absl::SkipWhitespace())) {
+    uint32_t uid;
+    if (!absl::SimpleAtoi(part, &uid)) {
+      return absl::InvalidArgumentError(absl::StrCat("--allowed-uids: '", part, "' is not a uid"));
+    }
+    allowed.push_back(uid);
+  }
+  return allowed;
+}
+
+// Every allowed uid must be one this launcher can run commands as.
+absl::Status CheckServable(const std::vector<uid_t>& allowed) {
+  for (uid_t uid : allowed) {
+    if (absl::StatusOr<std::optional<Identity>> id = IdentityFor(uid); !id.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--allowed-uids: ", id.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The socket's directory, resolved when it exists.
+std::string SocketDir(const std::string& socket_path) {
+  std::string dir = socket_path.substr(0, socket_path.rfind('/'));
+  if (dir.empty()) dir = "/";
+  if (char resolved[PATH_MAX]; realpath(dir.c_str(), resolved) != nullptr) dir = resolved;
+  return dir;
+}
+
+// bwrap from --bwrap or PATH; empty (native plans are then refused) when it is not there.
+std::string FindBwrap() {
+  const std::string bwrap = absl::GetFlag(FLAGS_bwrap);
+  const char* path_env = getenv("PATH");
+  std::string found =
+      FindExecutable(bwrap.empty() ? "bwrap" : bwrap, path_env ? path_env : "/usr/bin:/bin")
+          .value_or("");
+  if (found.empty()) {
+    spdlog::warn(
+        "bwrap not found on PATH: native plans will be refused "
+        "(install: apt-get install bubblewrap socat)");
+  }
+  return found;
+}
+
+// sandbox_shim from --shim or beside this binary; empty (plans with egress are then refused)
+// when it is not executable.
+std::string FindShim() {
+  std::string shim = absl::GetFlag(FLAGS_shim);
+  if (shim.empty()) {
+    if (char self[PATH_MAX]; realpath("/proc/self/exe", self) != nullptr) {
+      const std::string dir = std::string(self).substr(0, std::string(self).rfind('/'));
+      shim = dir + "/sandbox_shim";
+    }
+  }
+  if (access(shim.c_str(), X_OK) != 0) {
+    spdlog::warn("sandbox_shim not found at '{}': plans with egress will be refused", shim);
+    return "";
+  }
+  return shim;
+}
+
+// The resolved directories of the launcher's own programs: itself, the shim and bwrap.
+std::vector<std::string> OwnDirs(const LauncherConfig& config) {
+  std::vector<std::string> dirs;
+  for (const std::string& program :
+       {std::string("/proc/self/exe"), config.shim_path, config.bwrap_path}) {
+    if (char resolved[PATH_MAX]; !program.empty() && realpath(program.c_str(), resolved)) {
+      const std::string path(resolved);
+      dirs.push_back(path.substr(0, std::max<size_t>(path.rfind('/'), 1)));
+    }
+  }
+  return dirs;
+}
+
+// Each run covers the socket directory with its staging tmpfs (in its own mount namespace):
+// it must hold nothing a sandbox is built from.
+absl::Status CheckSocketDirApart(const LauncherConfig& config) {
+  std::vector<std::string> built_from = config.own_dirs;
+  built_from.insert(built_from.end(), config.system_ro_dirs.begin(), config.system_ro_dirs.end());
+  for (const std::string& dir : built_from) {
+    if (config.socket_dir == "/" || IsUnderOrEqual(dir, config.socket_dir) ||
+        IsUnderOrEqual(config.socket_dir, dir)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--socket: its directory '", config.socket_dir, "' overlaps '", dir,
+                       "', which sandboxes are built from; put the socket in a directory of its "
+                       "own (e.g. /run/ccsandbox)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LauncherSetup> SetupFromFlags() {
+  LauncherSetup setup;
+  setup.socket_path = absl::GetFlag(FLAGS_socket);
+  setup.socket_group = absl::GetFlag(FLAGS_socket_group);
+  setup.create_guard = absl::GetFlag(FLAGS_create_guard);
+  absl::StatusOr<std::vector<uid_t>> allowed = ParseAllowedUids();
+  if (!allowed.ok()) return allowed.status();
+  setup.allowed = *std::move(allowed);
+  if (setup.socket_path.empty() || setup.allowed.empty()) {
+    return absl::InvalidArgumentError("--socket and --allowed-uids are required");
+  }
+  if (absl::Status servable = CheckServable(setup.allowed); !servable.ok()) return servable;
+
+  LauncherConfig& config = setup.config;
+  config.socket_dir = SocketDir(setup.socket_path);
+  const std::string ro = absl::GetFlag(FLAGS_system_ro_dirs);
+  config.system_ro_dirs =
+      ro.empty() ? policy::DefaultSystemRoDirs()
+                 : std::vector<std::string>(absl::StrSplit(ro, ',', absl::SkipWhitespace()));
+  config.bwrap_path = FindBwrap();
+  config.shim_path = FindShim();
+  config.stream_stall_limit = absl::GetFlag(FLAGS_stream_stall_timeout);
+  if (config.stream_stall_limit <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stream-stall-timeout: must be positive");
+  }
+  config.own_dirs = OwnDirs(config);
+  if (absl::Status apart = CheckSocketDirApart(config); !apart.ok()) return apart;
+  config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
+  config.root_sandbox_gid = absl::GetFlag(FLAGS_root_sandbox_gid);
+  return setup;
+}
+
+// A root launcher that serves uid 0 makes the user namespace its root callers' binds are
+// idmapped through; a failure is a bad --root-sandbox-uid/--root-sandbox-gid.
+absl::Status ProbeIdmapUserns(const std::vector<uid_t>& allowed, LauncherConfig& config) {
+  if (geteuid() != 0 || std::find(allowed.begin(), allowed.end(), 0) == allowed.end()) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<UniqueFd> userns =
+      MakeIdmapUserns(config.root_sandbox_uid, config.root_sandbox_gid);
+  if (!userns.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--root-sandbox-uid/--root-sandbox-gid: ", userns.status().message()));
+  }
+  config.idmap_userns = std::move(*userns);
+  spdlog::info("root callers' sandboxes run as host uid {} gid {} (uid 0 inside), binds idmapped",
+               config.root_sandbox_uid, config.root_sandbox_gid);
+  return absl::OkStatus();
+}
+
+// Whether filename-pattern denies can be enforced at creation time: probed unless
+// --create-guard=off, and logged either way.
+absl::Status DecideCreateGuard(const std::string& mode, LauncherConfig& config) {
+  if (mode == "on") {
+    CreateGuardSupport support = ProbeCreateGuard();
+    config.create_guard_available = support.available && !config.shim_path.empty();
+    config.create_guard_reason =
+        config.shim_path.empty() ? "sandbox_shim not found" : support.reason;
+  } else if (mode == "off") {
+    config.create_guard_reason = "turned off by --create-guard=off";
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--create-guard: '", mode, "' is neither on nor off"));
+  }
+  spdlog::info("filename-pattern denies at creation time: {}{}",
+               config.create_guard_available ? "" : "UNAVAILABLE: ", config.create_guard_reason);
+  return absl::OkStatus();
+}
+
+// --socket-group: the socket's group, so a non-root broker in it can connect. An unknown
+// group is a bad flag (InvalidArgument).
+absl::Status GiveSocketToGroup(const std::string& socket_path, const std::string& group) {
+  if (group.empty()) return absl::OkStatus();
+  gid_t gid = 0;
+  if (!absl::SimpleAtoi(group, &gid)) {
+    const struct group* g = getgrnam(group.c_str());
+    if (g == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--socket-group: no group '", group, "'"));
+    }
+    gid = g->gr_gid;
+  }
+  if (chown(socket_path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--socket-group: cannot give '", socket_path, "' to gid ", gid));
+  }
+  return absl::OkStatus();
+}
+
+std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&service);
+  return builder.BuildAndStart();
+}
+
+// The gRPC servers accepted connections are handed to: one per allowed uid, each with its
+// own LauncherService, and two that refuse every call and say why.
+class LauncherServers {
+ public:
+  LauncherServers(const LauncherConfig& config, RunRegistry& registry,
+                  const std::vector<uid_t>& allowed) {
+    for (uid_t uid : allowed) {
+      services_[uid] = std::make_unique<LauncherService>(config, registry, uid);
+      grpc::ServerBuilder builder;
+      ApplyServerLimits(builder);
+      builder.RegisterService(services_[uid].get());
+      servers_[uid] = builder.BuildAndStart();
+    }
+    deny_server_ = StartDenyAllServer(deny_service_);
+    sandboxed_server_ = StartDenyAllServer(sandboxed_service_);
+  }
+
+  // Hands `conn` to the server of its peer's uid, or to one that refuses it.
+  void Accept(UniqueFd conn, const ucred& peer) {
+    if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
+      spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
+                   std::string(outside.message()));
+      grpc::AddInsecureChannelFromFd(sandboxed_server_.get(), conn.Release());
+      return;
+    }
+    auto it = servers_.find(peer.uid);
+    if (it == servers_.end()) {
+      spdlog::warn("refused connection from uid {} pid {}: not in --allowed-uids", peer.uid,
+                   peer.pid);
+      grpc::AddInsecureChannelFromFd(deny_server_.get(), conn.Release());
+      return;
+    }
+    grpc::AddInsecureChannelFromFd(it->second.get(), conn.Release());
+  }
+
+  // Calls in flight get two seconds to end (their sandboxes are killed by then); the
+  // refusing servers none.
+  void Shutdown() {
+    for (auto& [uid, server] : servers_) {
+      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    }
+    deny_server_->Shutdown(std::chrono::system_clock::now());
+    sandboxed_server_->Shutdown(std::chrono::system_clock::now());
+  }
+
+ private:
+  std::map<uid_t, std::unique_ptr<LauncherService>> services_;
+  std::map<uid_t, std::unique_ptr<grpc::Server>> servers_;
+  DenyAllService deny_service_{"this uid is not allowed to use the sandbox launcher"};
+  std::unique_ptr<grpc::Server> deny_server_;
+  DenyAllService sandboxed_service_{
+      "callers inside a sandbox may not use the sandbox launcher (nested pid namespace)"};
+  std::unique_ptr<grpc::Server> sandboxed_server_;
+};
+
+// Serves until SIGINT or SIGTERM, then stops in order: the listener, the running sandboxes
+// (killed, so every Run returns), the servers, and last the socket file.
+void ServeUntilStopped(std::unique_ptr<PeerListener> listener, LauncherServers& servers,
+                       RunRegistry& registry, const LauncherSetup& setup) {
+  std::thread stopper([&] {
+    const int sig = WaitForStopSignal();
+    spdlog::info("signal {}: stopping; running sandboxes are killed", sig);
+    listener->Stop();
+  });
+
+  spdlog::info("listening on {} for uid(s) {}; bwrap {}", setup.socket_path,
+               absl::StrJoin(setup.allowed, ","),
+               setup.config.bwrap_path.empty() ? "missing" : setup.config.bwrap_path);
+  listener->Serve(
+      [&servers](UniqueFd conn, const ucred& peer) { servers.Accept(std::move(conn), peer); });
+
+  registry.KillAll("launcher shutting down");
+  servers.Shutdown();
+  stopper.join();
+  listener.reset();
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
@@ -67,204 +351,34 @@ int Main(int argc, char** argv) {
   CaptureProtobufParseErrors();  // before any thread starts
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ launcher: %v");
 
-  const std::string socket_path = absl::GetFlag(FLAGS_socket);
-  std::vector<uid_t> allowed;
-  for (absl::string_view part :
-       absl::StrSplit(absl::GetFlag(FLAGS_allowed_uids), ',', absl::SkipWhitespace())) {
-    uint32_t uid;
-    if (!absl::SimpleAtoi(part, &uid)) {
-      spdlog::critical("--allowed-uids: '{}' is not a uid", std::string(part));
-      return 2;
-    }
-    allowed.push_back(uid);
+  absl::StatusOr<LauncherSetup> setup = SetupFromFlags();
+  if (!setup.ok()) return CannotStart(setup.status(), 2);
+  LauncherConfig& config = setup->config;
+  if (absl::Status idmap = ProbeIdmapUserns(setup->allowed, config); !idmap.ok()) {
+    return CannotStart(idmap, 2);
   }
-  if (socket_path.empty() || allowed.empty()) {
-    spdlog::critical("--socket and --allowed-uids are required");
-    return 2;
+  if (absl::Status guard = DecideCreateGuard(setup->create_guard, config); !guard.ok()) {
+    return CannotStart(guard, 2);
   }
-  for (uid_t uid : allowed) {
-    if (absl::StatusOr<std::optional<Identity>> id = IdentityFor(uid); !id.ok()) {
-      spdlog::critical("--allowed-uids: {}", std::string(id.status().message()));
-      return 2;
-    }
-  }
-
-  LauncherConfig config;
-  config.socket_dir = socket_path.substr(0, socket_path.rfind('/'));
-  if (config.socket_dir.empty()) config.socket_dir = "/";
-  if (char resolved[PATH_MAX]; realpath(config.socket_dir.c_str(), resolved) != nullptr) {
-    config.socket_dir = resolved;
-  }
-  const std::string ro = absl::GetFlag(FLAGS_system_ro_dirs);
-  config.system_ro_dirs = ro.empty() ? policy::DefaultSystemRoDirs()
-                                     : std::vector<std::string>(absl::StrSplit(
-                                           ro, ',', absl::SkipWhitespace()));
-  const std::string bwrap = absl::GetFlag(FLAGS_bwrap);
-  const char* path_env = getenv("PATH");
-  config.bwrap_path = FindExecutable(bwrap.empty() ? "bwrap" : bwrap,
-                                     path_env ? path_env : "/usr/bin:/bin")
-                          .value_or("");
-  if (config.bwrap_path.empty()) {
-    spdlog::warn("bwrap not found on PATH: native plans will be refused "
-                 "(install: apt-get install bubblewrap socat)");
-  }
-
-  config.shim_path = absl::GetFlag(FLAGS_shim);
-  if (config.shim_path.empty()) {
-    if (char self[PATH_MAX]; realpath("/proc/self/exe", self) != nullptr) {
-      const std::string dir = std::string(self).substr(0, std::string(self).rfind('/'));
-      config.shim_path = dir + "/sandbox_shim";
-    }
-  }
-  if (access(config.shim_path.c_str(), X_OK) != 0) {
-    spdlog::warn("sandbox_shim not found at '{}': plans with egress will be refused",
-                 config.shim_path);
-    config.shim_path.clear();
-  }
-
-  config.stream_stall_limit = absl::GetFlag(FLAGS_stream_stall_timeout);
-  if (config.stream_stall_limit <= absl::ZeroDuration()) {
-    spdlog::critical("--stream-stall-timeout: must be positive");
-    return 2;
-  }
-  for (const std::string& program :
-       {std::string("/proc/self/exe"), config.shim_path, config.bwrap_path}) {
-    if (char resolved[PATH_MAX]; !program.empty() && realpath(program.c_str(), resolved)) {
-      const std::string path(resolved);
-      config.own_dirs.push_back(path.substr(0, std::max<size_t>(path.rfind('/'), 1)));
-    }
-  }
-  // Each run covers the socket directory with its staging tmpfs (in its own mount namespace):
-  // it must hold nothing a sandbox is built from.
-  std::vector<std::string> built_from = config.own_dirs;
-  built_from.insert(built_from.end(), config.system_ro_dirs.begin(), config.system_ro_dirs.end());
-  for (const std::string& dir : built_from) {
-    if (config.socket_dir == "/" || IsUnderOrEqual(dir, config.socket_dir) ||
-        IsUnderOrEqual(config.socket_dir, dir)) {
-      spdlog::critical("--socket: its directory '{}' overlaps '{}', which sandboxes are built "
-                       "from; put the socket in a directory of its own (e.g. /run/ccsandbox)",
-                       config.socket_dir, dir);
-      return 2;
-    }
-  }
-  config.root_sandbox_uid = absl::GetFlag(FLAGS_root_sandbox_uid);
-  config.root_sandbox_gid = absl::GetFlag(FLAGS_root_sandbox_gid);
-  if (geteuid() == 0 && std::find(allowed.begin(), allowed.end(), 0) != allowed.end()) {
-    absl::StatusOr<UniqueFd> userns =
-        MakeIdmapUserns(config.root_sandbox_uid, config.root_sandbox_gid);
-    if (!userns.ok()) {
-      spdlog::critical("--root-sandbox-uid/--root-sandbox-gid: {}",
-                       std::string(userns.status().message()));
-      return 2;
-    }
-    config.idmap_userns = std::move(*userns);
-    spdlog::info("root callers' sandboxes run as host uid {} gid {} (uid 0 inside), binds idmapped",
-                 config.root_sandbox_uid, config.root_sandbox_gid);
-  }
-
-  const std::string create_guard = absl::GetFlag(FLAGS_create_guard);
-  if (create_guard == "on") {
-    CreateGuardSupport support = ProbeCreateGuard();
-    config.create_guard_available = support.available && !config.shim_path.empty();
-    config.create_guard_reason =
-        config.shim_path.empty() ? "sandbox_shim not found" : support.reason;
-  } else if (create_guard == "off") {
-    config.create_guard_reason = "turned off by --create-guard=off";
-  } else {
-    spdlog::critical("--create-guard: '{}' is neither on nor off", create_guard);
-    return 2;
-  }
-  spdlog::info("filename-pattern denies at creation time: {}{}",
-               config.create_guard_available ? "" : "UNAVAILABLE: ",
-               config.create_guard_reason);
-
   // Every native run gets the seccomp baseline: no filter, no launcher.
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
-  if (!seccomp.ok()) {
-    spdlog::critical("{}", std::string(seccomp.status().message()));
-    return 1;
-  }
+  if (!seccomp.ok()) return CannotStart(seccomp.status(), 1);
   config.seccomp_program = std::move(*seccomp);
 
   // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
   // by a dedicated thread for an orderly shutdown.
   BlockStopSignals();
 
-  absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(socket_path);
-  if (!listener.ok()) {
-    spdlog::critical("{}", std::string(listener.status().message()));
-    return 1;
-  }
-  if (const std::string group = absl::GetFlag(FLAGS_socket_group); !group.empty()) {
-    gid_t gid = 0;
-    if (!absl::SimpleAtoi(group, &gid)) {
-      const struct group* g = getgrnam(group.c_str());
-      if (g == nullptr) {
-        spdlog::critical("--socket-group: no group '{}'", group);
-        return 2;
-      }
-      gid = g->gr_gid;
-    }
-    if (chown(socket_path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
-      spdlog::critical("--socket-group: cannot give '{}' to gid {}", socket_path, gid);
-      return 1;
-    }
+  absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
+  if (!listener.ok()) return CannotStart(listener.status(), 1);
+  if (absl::Status given = GiveSocketToGroup(setup->socket_path, setup->socket_group);
+      !given.ok()) {
+    return CannotStart(given, absl::IsInvalidArgument(given) ? 2 : 1);
   }
 
   RunRegistry registry;
-  std::map<uid_t, std::unique_ptr<LauncherService>> services;
-  std::map<uid_t, std::unique_ptr<grpc::Server>> servers;
-  for (uid_t uid : allowed) {
-    services[uid] = std::make_unique<LauncherService>(config, registry, uid);
-    grpc::ServerBuilder builder;
-    ApplyServerLimits(builder);
-    builder.RegisterService(services[uid].get());
-    servers[uid] = builder.BuildAndStart();
-  }
-  DenyAllService deny_service("this uid is not allowed to use the sandbox launcher");
-  grpc::ServerBuilder deny_builder;
-  deny_builder.RegisterCallbackGenericService(&deny_service);
-  std::unique_ptr<grpc::Server> deny_server = deny_builder.BuildAndStart();
-  DenyAllService sandboxed_service(
-      "callers inside a sandbox may not use the sandbox launcher (nested pid namespace)");
-  grpc::ServerBuilder sandboxed_builder;
-  sandboxed_builder.RegisterCallbackGenericService(&sandboxed_service);
-  std::unique_ptr<grpc::Server> sandboxed_server = sandboxed_builder.BuildAndStart();
-
-  std::thread stopper([&] {
-    const int sig = WaitForStopSignal();
-    spdlog::info("signal {}: stopping; running sandboxes are killed", sig);
-    (*listener)->Stop();
-  });
-
-  spdlog::info("listening on {} for uid(s) {}; bwrap {}", socket_path,
-               absl::StrJoin(allowed, ","),
-               config.bwrap_path.empty() ? "missing" : config.bwrap_path);
-  (*listener)->Serve([&](UniqueFd conn, const ucred& peer) {
-    if (absl::Status outside = CheckPeerOutsideSandboxes(peer); !outside.ok()) {
-      spdlog::warn("refused connection from uid {} pid {}: {}", peer.uid, peer.pid,
-                   std::string(outside.message()));
-      grpc::AddInsecureChannelFromFd(sandboxed_server.get(), conn.Release());
-      return;
-    }
-    auto it = servers.find(peer.uid);
-    if (it == servers.end()) {
-      spdlog::warn("refused connection from uid {} pid {}: not in --allowed-uids", peer.uid,
-                   peer.pid);
-      grpc::AddInsecureChannelFromFd(deny_server.get(), conn.Release());
-      return;
-    }
-    grpc::AddInsecureChannelFromFd(it->second.get(), conn.Release());
-  });
-
-  registry.KillAll("launcher shutting down");
-  for (auto& [uid, server] : servers) {
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  }
-  deny_server->Shutdown(std::chrono::system_clock::now());
-  sandboxed_server->Shutdown(std::chrono::system_clock::now());
-  stopper.join();
-  listener->reset();
+  LauncherServers servers(config, registry, setup->allowed);
+  ServeUntilStopped(*std::move(listener), servers, registry, *setup);
   spdlog::info("stopped");
   return 0;
 }
