@@ -65,14 +65,21 @@ v1::ExecRequest Request(const std::string& session, std::vector<std::string> arg
   return request;
 }
 
-// Reads `reader` up to the `ready` event: from then on the command runs.
-::testing::AssertionResult ReadUntilReady(grpc::ClientReader<v1::SandboxEvent>& reader) {
+// A command that prints "started" once it runs, then runs `script`.
+std::vector<std::string> Started(const std::string& script) {
+  return {"sh", "-c", "echo started; " + script};
+}
+
+// Reads `reader` up to the command's first output (see Started): from then on the command
+// itself runs. (`ready` comes earlier, as soon as bwrap is spawned, while bwrap is still
+// setting the sandbox up.)
+::testing::AssertionResult ReadUntilTheCommandRuns(grpc::ClientReader<v1::SandboxEvent>& reader) {
   v1::SandboxEvent event;
   while (reader.Read(&event)) {
-    if (event.has_ready()) return ::testing::AssertionSuccess();
+    if (event.has_stdout()) return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure()
-         << "the stream ended before `ready`: " << reader.Finish().error_message();
+         << "the stream ended before the command printed: " << reader.Finish().error_message();
 }
 
 // Reads the rest of `reader`'s stream.
@@ -141,8 +148,8 @@ TEST_F(BrokerApiTest, SessionStatesAndUnknownSessions) {
   {
     grpc::ClientContext exec_ctx;
     exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    auto reader = stub_->Exec(&exec_ctx, Request("states", {"sh", "-c", "read line < " + fifo}));
-    ASSERT_TRUE(ReadUntilReady(*reader));
+    auto reader = stub_->Exec(&exec_ctx, Request("states", Started("read line < " + fifo)));
+    ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
     grpc::ClientContext ctx;
     v1::SessionRequest req;
     req.set_session_id("states");
@@ -178,11 +185,8 @@ TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
   Launch("cancel");
   const std::string marker = "4321.1234";
   grpc::ClientContext ctx;
-  auto reader = stub_->Exec(&ctx, Request("cancel", {"sleep", marker}));
-  v1::SandboxEvent event;
-  while (reader->Read(&event) && !event.has_ready()) {
-  }
-  ASSERT_TRUE(event.has_ready());
+  auto reader = stub_->Exec(&ctx, Request("cancel", Started("exec sleep " + marker)));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(AnyProcessMatches(marker));
   ctx.TryCancel();
   reader->Finish();
@@ -193,8 +197,8 @@ TEST_F(BrokerApiTest, KillEndsTheRunWithAKilledEvent) {
   Launch("kill");
   grpc::ClientContext exec_ctx;
   exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  auto reader = stub_->Exec(&exec_ctx, Request("kill", {"sleep", "300"}));
-  ASSERT_TRUE(ReadUntilReady(*reader));
+  auto reader = stub_->Exec(&exec_ctx, Request("kill", Started("exec sleep 300")));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   grpc::ClientContext ctx;
   v1::KillRequest req;
   req.set_session_id("kill");
@@ -271,10 +275,8 @@ TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
   Launch("crash");
   const std::string marker = "5555.4444";
   grpc::ClientContext ctx;
-  auto reader = stub_->Exec(&ctx, Request("crash", {"sleep", marker}));
-  v1::SandboxEvent event;
-  while (reader->Read(&event) && !event.has_ready()) {
-  }
+  auto reader = stub_->Exec(&ctx, Request("crash", Started("exec sleep " + marker)));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(AnyProcessMatches(marker));
   daemons_->CrashBroker();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "a sandbox outlived the broker";
@@ -285,8 +287,8 @@ TEST_F(BrokerApiTest, ALauncherRestartEndsRunsAsKilledAndLaunchesWorkAgain) {
   Launch("restart");
   grpc::ClientContext exec_ctx;
   exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  auto reader = stub_->Exec(&exec_ctx, Request("restart", {"sleep", "6666.1111"}));
-  ASSERT_TRUE(ReadUntilReady(*reader));
+  auto reader = stub_->Exec(&exec_ctx, Request("restart", Started("exec sleep 6666.1111")));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(daemons_->RestartLauncher().ok());
   grpc::Status run_status;
   std::vector<v1::SandboxEvent> events = ReadToEnd(*reader, &run_status);
