@@ -12,8 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
-#include "gtest/gtest.h"
+#include "absl/time/time.h"
 #include "base/unique_fd.h"
+#include "gtest/gtest.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -58,6 +59,11 @@ class PacedSink : public EventSink {
     absl::MutexLock lock(&mu_);
     return bytes_;
   }
+  // Waits until the receiver has taken all its credit (so it is full), at most `timeout`.
+  bool AwaitFull(absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(this, &PacedSink::Full), timeout);
+  }
   int exit_code() {
     absl::MutexLock lock(&mu_);
     return exit_code_;
@@ -68,6 +74,8 @@ class PacedSink : public EventSink {
   }
 
  private:
+  bool Full() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return bytes_ > 0 && credit_ == 0; }
+
   absl::Mutex mu_;
   size_t credit_ ABSL_GUARDED_BY(mu_);
   size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
@@ -111,10 +119,12 @@ TEST(Supervise, AReceiverThatTakesNothingGetsNoOutputAndTheTimeoutStillKills) {
 TEST(Supervise, ASignalRequestActsWhileTheReceiverIsFull) {
   PacedSink sink(/*credit=*/64 * 1024);
   SuperviseOptions options;
-  const RunOutcome outcome = SuperviseToEnd(Sh("exec yes"), options, sink, [](RunControl& control) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    control.RequestSignal(SIGKILL, "killed: operator stop");
-  });
+  const RunOutcome outcome =
+      SuperviseToEnd(Sh("exec yes"), options, sink, [&](RunControl& control) {
+        // Once the receiver is full (or after 30 s, so the run ends either way).
+        EXPECT_TRUE(sink.AwaitFull(absl::Seconds(30)));
+        control.RequestSignal(SIGKILL, "killed: operator stop");
+      });
   EXPECT_EQ(outcome, RunOutcome::kKilled);
   EXPECT_EQ(sink.killed(), "killed: operator stop");
   EXPECT_LT(sink.bytes(), 64u * 1024 + 64 * 1024 + 1);  // the credit, plus at most one read
@@ -129,6 +139,7 @@ TEST(Supervise, ASlowReceiverGetsEveryByteOfACommandThatExited) {
   std::atomic<bool> done{false};
   std::thread granter([&] {
     while (!done) {
+      // Not synchronisation: the pause is the slow receiver under test.
       std::this_thread::sleep_for(std::chrono::milliseconds(40));
       sink.Grant(16 * 1024);
     }

@@ -4,15 +4,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
-#include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "launcher/run_supervisor.h"
+#include "tests/process_exit.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -21,8 +23,11 @@ class RecordingSink : public EventSink {
  public:
   std::vector<v1::SandboxEvent> events;
   bool cancel = false;
+  // Notified once the command has run far enough to print.
+  std::shared_ptr<absl::Notification> first_stdout = std::make_shared<absl::Notification>();
   bool Emit(const v1::SandboxEvent& e) override {
     events.push_back(e);
+    if (e.has_stdout() && !first_stdout->HasBeenNotified()) first_stdout->Notify();
     return true;
   }
   bool Cancelled() override { return cancel; }
@@ -46,34 +51,23 @@ struct Result {
   RecordingSink sink;
 };
 
+// Runs `spec` under Supervise; `during`, if given, runs meanwhile on a thread of its own.
 Result RunToEnd(const ProcessSpec& spec, SuperviseOptions options = {},
-                std::function<void(RunControl&)> during = nullptr) {
+                std::function<void(RunControl&, RecordingSink&)> during = nullptr) {
   auto process = SandboxProcess::Spawn(spec);
   EXPECT_TRUE(process.ok()) << process.status();
   auto control = RunControl::Create();
   Result result;
   std::thread t;
-  if (during) t = std::thread([&] { during(**control); });
+  if (during) t = std::thread([&] { during(**control, result.sink); });
   result.outcome = Supervise(**process, **control, options, result.sink);
   if (t.joinable()) t.join();
   return result;
 }
 
-// Alive and not a zombie. An orphan killed with its group is reaped by whoever adopted it,
-// so give that reaper a moment.
-bool ProcessAlive(pid_t pid) {
-  for (int i = 0; i < 100; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return false;
-    const size_t paren = line.rfind(')');
-    if (paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z') {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
+// Still running after up to 2 s. An orphan killed with its group is reaped by whoever adopted
+// it, so it may be a zombie for a moment: that counts as gone.
+bool ProcessAlive(pid_t pid) { return !ccsandbox::testing::ExitsWithin(pid, absl::Seconds(2)); }
 
 TEST(SandboxProcess, StreamsOutputAndExitCode) {
   Result r = RunToEnd(Sh("echo out; echo err >&2; exit 7"));
@@ -119,10 +113,12 @@ TEST(SandboxProcess, LeftoversDieWhenTheCommandExits) {
 }
 
 TEST(SandboxProcess, SignalRequestEndsTheRunAsKilled) {
-  Result r = RunToEnd(Sh("sleep 60"), {}, [](RunControl& control) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    control.RequestSignal(SIGKILL, "killed by request");
-  });
+  Result r =
+      RunToEnd(Sh("echo started; exec sleep 60"), {}, [](RunControl& control, RecordingSink& sink) {
+        // Once the command runs (or after 30 s, so the run ends either way).
+        EXPECT_TRUE(sink.first_stdout->WaitForNotificationWithTimeout(absl::Seconds(30)));
+        control.RequestSignal(SIGKILL, "killed by request");
+      });
   EXPECT_EQ(r.outcome, RunOutcome::kKilled);
   EXPECT_EQ(r.sink.events.back().killed().reason(), "killed by request");
   EXPECT_EQ(r.sink.events.back().killed().signal(), SIGKILL);

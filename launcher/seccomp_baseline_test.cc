@@ -39,6 +39,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -387,7 +388,7 @@ std::vector<DeniedCall> DeniedCalls() {
 
 void PrintTo(const DeniedCall& call, std::ostream* os) { *os << call.name; }
 
-class DeniedCallTest : public testing::TestWithParam<DeniedCall> {};
+class DeniedCallTest : public ::testing::TestWithParam<DeniedCall> {};
 
 TEST_P(DeniedCallTest, FailsUnderTheFilter) {
   const DeniedCall& call = GetParam();
@@ -401,8 +402,8 @@ TEST_P(DeniedCallTest, FailsUnderTheFilter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Baseline, DeniedCallTest,
-                         testing::ValuesIn(DeniedCalls()),
-                         [](const testing::TestParamInfo<DeniedCall>& info) {
+                         ::testing::ValuesIn(DeniedCalls()),
+                         [](const ::testing::TestParamInfo<DeniedCall>& info) {
                            return info.param.name;
                          });
 
@@ -522,7 +523,7 @@ std::vector<AllowedCall> AllowedCalls() {
 
 void PrintTo(const AllowedCall& call, std::ostream* os) { *os << call.name; }
 
-class AllowedCallTest : public testing::TestWithParam<AllowedCall> {};
+class AllowedCallTest : public ::testing::TestWithParam<AllowedCall> {};
 
 TEST_P(AllowedCallTest, WorksUnderTheFilter) {
   ASSERT_FALSE(Program().empty());
@@ -533,8 +534,8 @@ TEST_P(AllowedCallTest, WorksUnderTheFilter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Baseline, AllowedCallTest,
-                         testing::ValuesIn(AllowedCalls()),
-                         [](const testing::TestParamInfo<AllowedCall>& info) {
+                         ::testing::ValuesIn(AllowedCalls()),
+                         [](const ::testing::TestParamInfo<AllowedCall>& info) {
                            return info.param.name;
                          });
 
@@ -719,7 +720,7 @@ ModeOutcome RunModeCase(const ModeCase& c,
   return outcome;
 }
 
-class ModeCaseTest : public testing::TestWithParam<ModeCase> {};
+class ModeCaseTest : public ::testing::TestWithParam<ModeCase> {};
 
 TEST_P(ModeCaseTest, NoSetIdBitReachesTheDiskUnderTheFilter) {
   const ModeCase& c = GetParam();
@@ -749,8 +750,8 @@ TEST_P(ModeCaseTest, WithoutTheFilter) {
                                                             : c.mode & 07777));
 }
 
-INSTANTIATE_TEST_SUITE_P(Baseline, ModeCaseTest, testing::ValuesIn(ModeCases()),
-                         [](const testing::TestParamInfo<ModeCase>& info) {
+INSTANTIATE_TEST_SUITE_P(Baseline, ModeCaseTest, ::testing::ValuesIn(ModeCases()),
+                         [](const ::testing::TestParamInfo<ModeCase>& info) {
                            return absl::StrFormat("%s_%04o",
                                                   info.param.call.name,
                                                   info.param.mode);
@@ -777,8 +778,9 @@ bool KilledBySigsys(const ChildResult& r) {
 TEST(SeccompBaselineArchTest, I386SyscallKillsTheProcess) {
   const ChildResult control =
       RunInChild(nullptr, [] { return Int80(kI386Getpid) > 0 ? 0 : 1; });
-  if (!WIFEXITED(control.status))
-    GTEST_SKIP() << "this kernel has no int 0x80 (no IA32 emulation)";
+  if (!WIFEXITED(control.status)) {
+    CCSANDBOX_SKIP_OR_FAIL_IN_CI("this kernel has no int 0x80 (no IA32 emulation)");
+  }
   ASSERT_EQ(control.value, 0);
 
   EXPECT_TRUE(KilledBySigsys(

@@ -15,6 +15,7 @@
 #include "proxy/proxy_test_support.h"
 #include "proxy/session_proxies.h"
 #include "proxy/static_resolver.h"
+#include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::proxy {
 namespace {
@@ -46,7 +47,7 @@ CurlResult Curl(const std::vector<std::string>& args) {
 class CurlClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(kCurl, X_OK) != 0) GTEST_SKIP() << "curl is not installed";
+    if (access(kCurl, X_OK) != 0) CCSANDBOX_SKIP_OR_FAIL_IN_CI("curl is not installed");
     resolver_->Add("allowed.test", {"127.0.0.1"});
     absl::StatusOr<policy::EgressAllowlist> list = policy::EgressAllowlist::Resolve(
         true, std::vector<std::string>{absl::StrCat("allowed.test:", origin_.port())});

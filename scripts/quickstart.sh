@@ -27,8 +27,19 @@ pids+=($!)
 "$bin/broker/sandbox_brokerd" --listen="unix:$run_dir/broker.sock" \
   --launcher="unix:$run_dir/launcher.sock" 2> >(sed 's/^/[broker]   /' >&2) &
 pids+=($!)
-for _ in $(seq 100); do
-  [ -S "$run_dir/broker.sock" ] && [ -S "$run_dir/launcher.sock" ] && break
+# Wait (at most 10 s) for both sockets; stop at once, saying so, if a daemon exits instead.
+deadline=$((SECONDS + 10))
+until [ -S "$run_dir/broker.sock" ] && [ -S "$run_dir/launcher.sock" ]; do
+  for pid in "${pids[@]}"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "quickstart: a daemon exited while starting (its log is above)" >&2
+      exit 1
+    fi
+  done
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    echo "quickstart: the daemons did not create their sockets within 10 s" >&2
+    exit 1
+  fi
   sleep 0.05
 done
 

@@ -1,8 +1,8 @@
 #include "tests/daemon_fixture.h"
 
 #include <dirent.h>
-#include <pwd.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -13,15 +13,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
+#include "base/unique_fd.h"
 #include "launcher/run_supervisor.h"
+#include "tests/poll_until.h"
+#include "tests/process_exit.h"
 
 extern char** environ;
 
@@ -40,7 +42,6 @@ class CollectingSink : public launcher::EventSink {
   }
   bool Cancelled() override { return false; }
 };
-
 
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log) {
@@ -64,36 +65,47 @@ pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::s
   return pid;
 }
 
-// Waits until something accepts connections on the Unix socket `path` (the file appears
-// at bind(), slightly before listen()).
-bool WaitForPath(const std::string& path, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  while (std::chrono::steady_clock::now() < until) {
-    UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+// True once `pid`, a child of ours, has exited; reaps nothing (StopDaemon still waits for it).
+bool HasExited(pid_t pid) {
+  siginfo_t info{};
+  return waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+// Waits until something accepts connections on the Unix socket `path` (the file appears at
+// bind(), slightly before listen(), so only a connection shows it listens), failing at once if
+// the daemon `pid` that should listen there has exited.
+absl::Status WaitUntilListening(const std::string& path, pid_t pid, const std::string& daemon) {
+  bool exited = false;
+  ::testing::AssertionResult listening = PollUntil(
+      [&] {
+        exited = HasExited(pid);
+        return exited || AcceptsConnections(path);
+      },
+      absl::Seconds(10), absl::StrCat("the ", daemon, " to listen on ", path));
+  if (exited) return absl::UnavailableError(absl::StrCat("the ", daemon, " exited at start-up"));
+  if (!listening) return absl::DeadlineExceededError(listening.message());
+  return absl::OkStatus();
 }
 
 // SIGTERM, then SIGKILL after 5 s; returns the wait status.
 int StopDaemon(pid_t pid) {
   if (pid <= 0) return -1;
   kill(pid, SIGTERM);
+  if (!ExitsWithin(pid, absl::Seconds(5))) kill(pid, SIGKILL);
   int status = -1;
-  for (int i = 0; i < 500; ++i) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return status;
 }
 
 }  // namespace
+
+bool AcceptsConnections(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  return connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -144,8 +156,8 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
 absl::StatusOr<launcher::Identity> UnprivilegedTestUser() {
   constexpr const char* kUser = "ccsandbox-test";
   if (getpwnam(kUser) == nullptr) {
-    ProgramResult made =
-        RunProgram({"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", kUser});
+    ProgramResult made = RunProgram(
+        {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", kUser});
     if (made.exit_code != 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot create the test user ", kUser, " (run as root): ", made.err));
@@ -203,12 +215,17 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
   broker_argv.push_back("--runtime-dir=" + daemons->runtime_dir());
   if (!options.sandbox_flag.empty()) broker_argv.push_back("--sandbox=" + options.sandbox_flag);
   for (const std::string& flag : options.broker_flags) broker_argv.push_back(flag);
-  daemons->broker_pid_ = SpawnDaemon(broker_argv, options.broker_env, daemons->dir_ + "/broker.log");
-  if (!WaitForPath(daemons->launcher_socket(), 10) ||
-      !WaitForPath(daemons->dir_ + "/broker.sock", 10)) {
-    return absl::DeadlineExceededError(absl::StrCat("daemons did not start; launcher log:\n",
-                                                    daemons->LauncherLog(), "\nbroker log:\n",
-                                                    daemons->BrokerLog()));
+  daemons->broker_pid_ =
+      SpawnDaemon(broker_argv, options.broker_env, daemons->dir_ + "/broker.log");
+  absl::Status started =
+      WaitUntilListening(daemons->launcher_socket(), daemons->launcher_pid_, "launcher");
+  if (started.ok()) {
+    started = WaitUntilListening(daemons->dir_ + "/broker.sock", daemons->broker_pid_, "broker");
+  }
+  if (!started.ok()) {
+    return absl::Status(started.code(), absl::StrCat("daemons did not start: ", started.message(),
+                                                     "; launcher log:\n", daemons->LauncherLog(),
+                                                     "\nbroker log:\n", daemons->BrokerLog()));
   }
   return daemons;
 }
@@ -238,8 +255,10 @@ absl::Status Daemons::RestartLauncher() {
                                    "--allowed-uids=" + allowed_uids_};
   for (const std::string& flag : launcher_flags_) argv.push_back(flag);
   launcher_pid_ = SpawnDaemon(argv, {}, dir_ + "/launcher2.log");
-  if (!WaitForPath(launcher_socket(), 10)) {
-    return absl::DeadlineExceededError("the restarted launcher did not start");
+  absl::Status started = WaitUntilListening(launcher_socket(), launcher_pid_, "restarted launcher");
+  if (!started.ok()) {
+    return absl::Status(started.code(), absl::StrCat(started.message(), "; its log:\n",
+                                                     ReadFile(dir_ + "/launcher2.log")));
   }
   return absl::OkStatus();
 }
@@ -294,7 +313,8 @@ bool AnyProcessMatches(const std::string& marker) {
     std::string line;
     std::getline(stat, line);
     const size_t paren = line.rfind(')');
-    const bool zombie = paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z';
+    const bool zombie =
+        paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z';
     if (!zombie && cmdline.find(marker) != std::string::npos) {
       found = true;
       break;
@@ -304,13 +324,14 @@ bool AnyProcessMatches(const std::string& marker) {
   return found;
 }
 
-bool WaitNoProcessMatches(const std::string& marker, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  do {
-    if (!AnyProcessMatches(marker)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < until);
-  return false;
+::testing::AssertionResult WaitForProcessMatching(const std::string& marker, double seconds) {
+  return PollUntil([&] { return AnyProcessMatches(marker); }, absl::Seconds(seconds),
+                   absl::StrCat("a process matching '", marker, "'"));
+}
+
+::testing::AssertionResult WaitNoProcessMatches(const std::string& marker, double seconds) {
+  return PollUntil([&] { return !AnyProcessMatches(marker); }, absl::Seconds(seconds),
+                   absl::StrCat("no process to match '", marker, "'"));
 }
 
 }  // namespace ccsandbox::testing

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "launcher/sandbox_process.h"
 
 namespace ccsandbox::testing {
@@ -31,8 +32,8 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
                          const std::string& stdin_data = "", const std::string& cwd = "");
 
 struct DaemonOptions {
-  std::string sandbox_flag;                 // "" = not given
-  std::vector<std::string> broker_env;      // extra NAME=value for the broker
+  std::string sandbox_flag;             // "" = not given
+  std::vector<std::string> broker_env;  // extra NAME=value for the broker
   std::string allowed_uids = "0";
   std::vector<std::string> broker_flags;    // extra --flags for the broker
   std::vector<std::string> launcher_flags;  // extra --flags for the launcher
@@ -91,10 +92,15 @@ std::string JsonStdout(const std::string& json);
 // How often `needle` occurs in `text`.
 int CountOf(const std::string& text, const std::string& needle);
 
-// True while any process's command line contains `marker`.
+// True while any process's command line contains `marker`. A sandboxed command is no child
+// of the test: /proc is the only place to see it, so the waits below poll (and fail, saying
+// what they waited for, after `seconds`).
 bool AnyProcessMatches(const std::string& marker);
-// Waits up to `seconds` for no process to match `marker`.
-bool WaitNoProcessMatches(const std::string& marker, double seconds);
+::testing::AssertionResult WaitForProcessMatching(const std::string& marker, double seconds);
+::testing::AssertionResult WaitNoProcessMatches(const std::string& marker, double seconds);
+
+// True when something accepts a connection on the Unix socket `path` now.
+bool AcceptsConnections(const std::string& path);
 
 }  // namespace ccsandbox::testing
 

@@ -5,39 +5,46 @@
 // plantable — existing or new, at any depth.
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "launcher/sandbox_process.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
 
 namespace ccsandbox::testing {
 namespace {
 
 bool Exists(const std::string& path) { return PathExists(path); }
 
-
 void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream(path) << content;
 }
 
-// The host uid of the first process whose command line contains `marker`, or -1.
-long HostUidOf(const std::string& marker) {
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return -1;
+// The first process whose command line contains `marker`, as the host sees it.
+struct HostProcess {
+  pid_t pid = -1;
   long uid = -1;
+};
+HostProcess FindHostProcess(const std::string& marker) {
+  HostProcess found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
   while (dirent* e = readdir(proc)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     std::string cmdline = ReadFile(absl::StrCat("/proc/", e->d_name, "/cmdline"));
@@ -46,14 +53,15 @@ long HostUidOf(const std::string& marker) {
     for (absl::string_view line :
          absl::StrSplit(ReadFile(absl::StrCat("/proc/", e->d_name, "/status")), '\n')) {
       if (absl::ConsumePrefix(&line, "Uid:")) {
-        uid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
+        found.uid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
+        found.pid = std::stoi(e->d_name);
         break;
       }
     }
-    if (uid >= 0) break;
+    if (found.uid >= 0) break;
   }
   closedir(proc);
-  return uid;
+  return found;
 }
 
 class BoundaryTest : public ::testing::TestWithParam<bool> {
@@ -88,8 +96,8 @@ class BoundaryTest : public ::testing::TestWithParam<bool> {
   }
 
   std::string BindSpec(const std::string& host_path, const std::string& extra = "") {
-    return absl::StrCat(R"({"sessionId": "b1", "bindMounts": [{"hostPath": ")", host_path,
-                        R"("}])", extra, "}");
+    return absl::StrCat(R"({"sessionId": "b1", "bindMounts": [{"hostPath": ")", host_path, R"("}])",
+                        extra, "}");
   }
 
   // Chown what the test made on the host to the caller, so an unprivileged caller owns it.
@@ -114,28 +122,32 @@ TEST_P(BoundaryTest, TheCommandIsNeverHostRootAndHoldsNoCapability) {
   if (!Unprivileged()) {
     EXPECT_TRUE(absl::StrContains(out, "         0      65530          1")) << out;
   }
-  for (const char* cap : {"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
-                          "CapBnd:\t0000000000000000"}) {
+  for (const char* cap :
+       {"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000"}) {
     EXPECT_TRUE(absl::StrContains(out, cap)) << out;
   }
 }
 
 TEST_P(BoundaryTest, TheHostUidOfARunningCommandIsUnprivileged) {
   const std::string marker = absl::StrCat("2718.", getpid());
-  // The run lasts until the host has looked.
-  std::thread looker;
-  long uid = -1;
-  looker = std::thread([&] {
-    for (int i = 0; i < 200 && uid < 0; ++i) {
-      uid = HostUidOf("sleep " + marker);
-      if (uid < 0) usleep(25000);
-    }
-    RunProgram({"pkill", "-f", "sleep " + marker});
+  // The run lasts until the host has looked: the looker ends the sleep once it has seen it
+  // (a sandboxed process is no child of the test; only /proc shows it).
+  HostProcess seen;
+  ::testing::AssertionResult looked = ::testing::AssertionFailure();
+  std::thread looker([&] {
+    looked = PollUntil(
+        [&] {
+          seen = FindHostProcess("sleep " + marker);
+          return seen.pid > 0;
+        },
+        absl::Seconds(30), "the sandboxed sleep");
+    if (looked) kill(seen.pid, SIGTERM);
   });
   ProgramResult r = Run("sleep " + marker + "; true");
   looker.join();
-  EXPECT_GT(uid, 0) << "the sandboxed command ran as host uid " << uid;
-  EXPECT_EQ(uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
+  ASSERT_TRUE(looked) << r.out << r.err;
+  EXPECT_GT(seen.uid, 0) << "the sandboxed command ran as host uid " << seen.uid;
+  EXPECT_EQ(seen.uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
 }
 
 // The command holds nothing but its stdio: not the bridge's listening sockets, not the
@@ -147,13 +159,13 @@ TEST_P(BoundaryTest, TheCommandInheritsOnlyItsStdio) {
 
 TEST_P(BoundaryTest, KernelTunablesAndSysrqAreReadOnly) {
   const std::string before = ReadFile("/proc/sys/kernel/core_pattern");
-  ProgramResult r = Run(
-      "echo '|/tmp/evil' > /proc/sys/kernel/core_pattern; echo core=$?;"
-      "echo 3 > /proc/sys/vm/drop_caches; echo drop=$?;"
-      "echo 1 > /proc/sys/kernel/sysrq; echo sysrq=$?;"
-      "echo b > /proc/sysrq-trigger; echo trigger=$?;"
-      "echo ':x:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
-      "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?");
+  ProgramResult r =
+      Run("echo '|/tmp/evil' > /proc/sys/kernel/core_pattern; echo core=$?;"
+          "echo 3 > /proc/sys/vm/drop_caches; echo drop=$?;"
+          "echo 1 > /proc/sys/kernel/sysrq; echo sysrq=$?;"
+          "echo b > /proc/sysrq-trigger; echo trigger=$?;"
+          "echo ':x:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
+          "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?");
   const std::string out = JsonStdout(r.out);
   for (const char* knob : {"core=0", "drop=0", "sysrq=0", "trigger=0", "binfmt=0"}) {
     EXPECT_FALSE(absl::StrContains(out, knob)) << out;
@@ -165,8 +177,8 @@ TEST_P(BoundaryTest, FilesMadeInBindsKeepTheCallersOwnership) {
   WriteFile(work_ + "/existing.txt", "host\n");
   GiveToCaller(work_ + "/existing.txt");
   chmod((work_ + "/existing.txt").c_str(), 0644);
-  ProgramResult r = Run(
-      "echo new > new.txt; mkdir d; echo in > d/f; echo more >> existing.txt; ls -ln new.txt");
+  ProgramResult r =
+      Run("echo new > new.txt; mkdir d; echo in > d/f; echo more >> existing.txt; ls -ln new.txt");
   EXPECT_EQ(r.exit_code, 0) << JsonStdout(r.out) << r.err;
   EXPECT_EQ(ReadFile(work_ + "/existing.txt"), "host\nmore\n");
   for (const char* name : {"/new.txt", "/d", "/d/f"}) {
@@ -222,9 +234,9 @@ TEST_P(BoundaryTest, BindsThatReachTheControlPlaneAreRefusedHoweverSpelled) {
 TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
   ProgramResult outside = d_->Sandboxctl({"probe"});
   EXPECT_EQ(outside.exit_code, 0) << outside.err;
-  ProgramResult inside = RunProgram({"unshare", "--pid", "--fork", "--mount-proc",
-                                     Runfile("broker/sandboxctl"),
-                                     "--broker=" + d_->broker_address(), "probe"});
+  ProgramResult inside =
+      RunProgram({"unshare", "--pid", "--fork", "--mount-proc", Runfile("broker/sandboxctl"),
+                  "--broker=" + d_->broker_address(), "probe"});
   EXPECT_NE(inside.exit_code, 0) << inside.out;
   EXPECT_TRUE(absl::StrContains(inside.err, "callers inside a sandbox")) << inside.err;
   EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "nested pid namespace")) << d_->BrokerLog();
@@ -232,25 +244,31 @@ TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
 
 TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
   const std::string sock = work_ + "/daemon.sock";
-  ProgramResult server = RunProgram(
-      {"bash", "-c",
-       absl::StrCat("setsid -f socat UNIX-LISTEN:", sock, ",fork,mode=0777 EXEC:'echo pong'; "
-                    "for i in $(seq 100); do [ -S ", sock, " ] && break; sleep 0.05; done")});
-  ASSERT_TRUE(Exists(sock));
+  launcher::ProcessSpec server_spec;
+  server_spec.executable = "/usr/bin/socat";
+  server_spec.argv = {"socat", absl::StrCat("UNIX-LISTEN:", sock, ",fork,mode=0777"),
+                      "EXEC:echo pong"};
+  server_spec.envp = {"PATH=/usr/bin:/bin"};
+  // Owned: its whole process group is killed when the test ends.
+  absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> server =
+      launcher::SandboxProcess::Spawn(server_spec);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(PollUntil([&] { return AcceptsConnections(sock); }, absl::Seconds(10),
+                        "socat to listen on " + sock));
   ProgramResult hidden = Run("socat -u UNIX-CONNECT:daemon.sock -; echo rc=$?");
   EXPECT_FALSE(absl::StrContains(JsonStdout(hidden.out), "pong")) << JsonStdout(hidden.out);
-  ProgramResult named =
-      Run("socat -u UNIX-CONNECT:daemon.sock -",
-          BindSpec(work_, R"(, "connectableSockets": [")" + sock + R"("])"));
+  ProgramResult named = Run("socat -u UNIX-CONNECT:daemon.sock -",
+                            BindSpec(work_, R"(, "connectableSockets": [")" + sock + R"("])"));
   EXPECT_TRUE(absl::StrContains(JsonStdout(named.out), "pong"))
       << JsonStdout(named.out) << named.out << named.err;
-  // Sockets of the command's own, in its private /tmp, keep working.
+  // Sockets of the command's own, in its private /tmp, keep working: one process listens,
+  // connects (the backlog holds the connection until accept) and talks to itself.
   ProgramResult own = Run(
-      "socat UNIX-LISTEN:/tmp/own.sock,fork EXEC:'echo mine' & "
-      "for i in $(seq 100); do socat -u UNIX-CONNECT:/tmp/own.sock - 2>/dev/null && break;"
-      " sleep 0.05; done; kill %1");
+      "python3 -c 'import socket\n"
+      "server = socket.socket(socket.AF_UNIX); server.bind(\"/tmp/own.sock\"); server.listen()\n"
+      "client = socket.socket(socket.AF_UNIX); client.connect(\"/tmp/own.sock\")\n"
+      "server.accept()[0].sendall(b\"mine\"); print(client.recv(16).decode())'");
   EXPECT_TRUE(absl::StrContains(JsonStdout(own.out), "mine")) << JsonStdout(own.out) << own.err;
-  RunProgram({"pkill", "-f", "UNIX-LISTEN:" + sock});
 }
 
 // A writable bind beneath /tmp: the command's own sockets in its private /tmp still work,
@@ -261,11 +279,11 @@ TEST_P(BoundaryTest, SocketsInThePrivateTmpWorkWithABindBeneathIt) {
   const std::string under_tmp = tmpl;
   chmod(tmpl, 0777);
   GiveToCaller(under_tmp);
-  ProgramResult r = Run(
-      "cd /tmp && python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
-      "s.bind(\"/tmp/own.sock\"); s.listen(); print(\"bound\")'; touch " + under_tmp +
-          "/.env; echo env=$?; echo ok > " + under_tmp + "/ok.txt",
-      BindSpec(under_tmp));
+  ProgramResult r =
+      Run("cd /tmp && python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+          "s.bind(\"/tmp/own.sock\"); s.listen(); print(\"bound\")'; touch " +
+              under_tmp + "/.env; echo env=$?; echo ok > " + under_tmp + "/ok.txt",
+          BindSpec(under_tmp));
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "bound")) << out << r.err << r.out;
   EXPECT_TRUE(absl::StrContains(out, "env=1")) << out;
@@ -351,8 +369,8 @@ TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
        "mv repo/nested/.git/config2 repo/nested/.git/config",
        "repo/nested/.git/config2"},  // config is read-only; the rename is refused
       {"echo 'gitdir: /tmp/evil' > wt/.git", "wt/.git"},
-      {"mv stage .config", ".config"},                 // a directory whose contents become trusted
-      {"ln -s stage .config", ".config"},              // the same through a symlink
+      {"mv stage .config", ".config"},     // a directory whose contents become trusted
+      {"ln -s stage .config", ".config"},  // the same through a symlink
       {"mkdir -p .vscode && echo '{}' > .vscode/tasks.json", ".vscode"},
       {"echo 'curl evil' > .envrc", ".envrc"},
       {"mkdir -p .local/bin && echo x > .local/bin/ls", ".local/bin"},
@@ -393,10 +411,10 @@ TEST_P(BoundaryTest, BareRepositoriesMissingProtectedPathsAndTheLaunchersProgram
   EXPECT_TRUE(absl::StrContains(out, "baregit=1")) << out;
   EXPECT_FALSE(Exists(work_ + "/src/HEAD"));
   EXPECT_FALSE(Exists(work_ + "/m.git/config"));
-  ProgramResult missing = Run(
-      "mkdir notyet; echo mkdir=$?; echo x > deploy.sh; echo file=$?",
-      BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/notyet", ")", work_,
-                                   R"(/deploy.sh"])")));
+  ProgramResult missing =
+      Run("mkdir notyet; echo mkdir=$?; echo x > deploy.sh; echo file=$?",
+          BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/notyet", ")", work_,
+                                       R"(/deploy.sh"])")));
   const std::string missing_out = JsonStdout(missing.out);
   EXPECT_TRUE(absl::StrContains(missing_out, "mkdir=1")) << missing_out << missing.err;
   EXPECT_TRUE(absl::StrContains(missing_out, "file=1")) << missing_out;
@@ -418,33 +436,31 @@ TEST_P(BoundaryTest, BareRepositoriesMissingProtectedPathsAndTheLaunchersProgram
 TEST_P(BoundaryTest, WhatGitConfigsNameIsOutOfReach) {
   ProgramResult made = RunProgram(
       {"bash", "-c",
-       absl::StrCat(
-           "set -e; cd ", work_, "; git init -q r; cd r;",
-           "git config core.hooksPath .githooks;",                      // missing at Launch
-           "git config include.path ../inc1.cfg;",
-           "printf '[include]\\n\\tpath = inc2.cfg\\n' > .git/../inc1.cfg;",
-           "printf '[core]\\n\\tpager = less\\n' > inc2.cfg;",       // level two
-           "git config filter.x.clean ./tools/clean.sh; mkdir -p tools scripts sub/hooks;",
-           "echo 'cat' > tools/clean.sh; echo '#!/bin/sh' > scripts/pre-commit;",
-           "ln -s ../../scripts/pre-commit .git/hooks/pre-commit;",     // hook symlinked out
-           "echo '#!/bin/sh' > sub/hooks/post-commit")});
+       absl::StrCat("set -e; cd ", work_, "; git init -q r; cd r;",
+                    "git config core.hooksPath .githooks;",  // missing at Launch
+                    "git config include.path ../inc1.cfg;",
+                    "printf '[include]\\n\\tpath = inc2.cfg\\n' > .git/../inc1.cfg;",
+                    "printf '[core]\\n\\tpager = less\\n' > inc2.cfg;",  // level two
+                    "git config filter.x.clean ./tools/clean.sh; mkdir -p tools scripts sub/hooks;",
+                    "echo 'cat' > tools/clean.sh; echo '#!/bin/sh' > scripts/pre-commit;",
+                    "ln -s ../../scripts/pre-commit .git/hooks/pre-commit;",  // hook symlinked out
+                    "echo '#!/bin/sh' > sub/hooks/post-commit")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   GiveToCaller(work_);
-  ProgramResult r = Run(
-      "cd r; mkdir .githooks; echo mk=$?; echo x >> inc2.cfg; echo inc2=$?;"
-      "echo x >> tools/clean.sh; echo filter=$?; echo x >> scripts/pre-commit; echo link=$?");
+  ProgramResult r =
+      Run("cd r; mkdir .githooks; echo mk=$?; echo x >> inc2.cfg; echo inc2=$?;"
+          "echo x >> tools/clean.sh; echo filter=$?; echo x >> scripts/pre-commit; echo link=$?");
   const std::string out = JsonStdout(r.out);
   for (const char* refused : {"mk=1", "inc2=1", "filter=1", "link=1"}) {
     EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;
   }
   EXPECT_FALSE(Exists(work_ + "/r/.githooks"));
   // Only a subdirectory of the repository is bound: its config still applies to it.
-  ProgramResult conf = RunProgram(
-      {"git", "-c", "safe.directory=*", "-C", work_ + "/r", "config", "core.hooksPath",
-       "sub/hooks"});
+  ProgramResult conf = RunProgram({"git", "-c", "safe.directory=*", "-C", work_ + "/r", "config",
+                                   "core.hooksPath", "sub/hooks"});
   ASSERT_EQ(conf.exit_code, 0) << conf.err;
-  ProgramResult sub = Run("echo x >> hooks/post-commit; echo enclosed=$?",
-                          BindSpec(work_ + "/r/sub"));
+  ProgramResult sub =
+      Run("echo x >> hooks/post-commit; echo enclosed=$?", BindSpec(work_ + "/r/sub"));
   EXPECT_TRUE(absl::StrContains(JsonStdout(sub.out), "enclosed=1")) << JsonStdout(sub.out);
 }
 
@@ -463,17 +479,16 @@ TEST_P(BoundaryTest, AHardLinkToAProtectedFileIsReadOnlyToo) {
 TEST_P(BoundaryTest, SeparateGitDirsFifosAndDeepTrees) {
   ProgramResult made = RunProgram(
       {"bash", "-c",
-       absl::StrCat("set -e; cd ", work_,
-                    "; git init -q --separate-git-dir=", work_, "/sep/gd ", work_, "/sep/wt;",
-                    "mkfifo ff; git init -q fifo; mkdir -p fifo/.git/x.git;",
+       absl::StrCat("set -e; cd ", work_, "; git init -q --separate-git-dir=", work_, "/sep/gd ",
+                    work_, "/sep/wt;", "mkfifo ff; git init -q fifo; mkdir -p fifo/.git/x.git;",
                     "echo 'ref: refs/heads/main' > fifo/.git/x.git/HEAD;",
                     "printf '[include]\\n\\tpath = ", work_, "/ff\\n' > fifo/.git/x.git/config")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   GiveToCaller(work_);
   const auto start = std::chrono::steady_clock::now();
-  ProgramResult r = Run(
-      "printf '[core]\\n\\tfsmonitor = /tmp/x.sh\\n' >> sep/gd/config; echo config=$?;"
-      "echo x > sep/gd/hooks/post-checkout; echo hook=$?");
+  ProgramResult r =
+      Run("printf '[core]\\n\\tfsmonitor = /tmp/x.sh\\n' >> sep/gd/config; echo config=$?;"
+          "echo x > sep/gd/hooks/post-checkout; echo hook=$?");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // no hang
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "config=1")) << out << r.err;
@@ -504,15 +519,15 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
                     "printf '#!/bin/sh\\n' > .husky/_/pre-commit")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   GiveToCaller(work_);
-  ProgramResult r = Run(
-      "echo x >> deep/er/.config/git/config; echo git=$?;"
-      "echo x >> deep/.local/bin/tool; echo bin=$?;"
-      "echo x >> 'co*py/file'; echo glob=$?;"
-      "echo x >> repo/.git/config.worktree; echo wt=$?;"
-      "echo 'gitdir: /tmp/evil' > linked/.git; echo pointer=$?;"
-      "cat proj/.config/gh/hosts.yml; echo gh=$?;"
-      "echo 'touch /var/tmp/pwned' >> repo/.husky/_/pre-commit; echo husky=$?",
-      BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
+  ProgramResult r =
+      Run("echo x >> deep/er/.config/git/config; echo git=$?;"
+          "echo x >> deep/.local/bin/tool; echo bin=$?;"
+          "echo x >> 'co*py/file'; echo glob=$?;"
+          "echo x >> repo/.git/config.worktree; echo wt=$?;"
+          "echo 'gitdir: /tmp/evil' > linked/.git; echo pointer=$?;"
+          "cat proj/.config/gh/hosts.yml; echo gh=$?;"
+          "echo 'touch /var/tmp/pwned' >> repo/.husky/_/pre-commit; echo husky=$?",
+          BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
   const std::string out = JsonStdout(r.out);
   for (const char* refused : {"git=1", "bin=1", "glob=1", "wt=1", "pointer=1", "gh=1"}) {
     EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;

@@ -1,11 +1,19 @@
 // sandboxctl against the real broker and launcher: output, exit codes, timeouts, the
 // --sandbox=off path and bad input.
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "launcher/sandbox_process.h"
 #include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
+
+extern char** environ;
 
 namespace ccsandbox::testing {
 namespace {
@@ -41,9 +49,10 @@ TEST(SandboxctlRun, WritableNativeRunsFailClosedWithoutFilenameEnforcement) {
   EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "refused: writeDenyPatterns")) << d->BrokerLog();
 
   // Nothing writable: nothing to enforce, the run goes ahead.
-  WriteFile(work + "/review.json", R"({"mode": "review", "bindMounts": [{"hostPath": ")" + work +
-                                       R"("}]})");
-  ProgramResult review = d->Sandboxctl({"run", "--spec=" + work + "/review.json", "--", "true"}, work);
+  WriteFile(work + "/review.json",
+            R"({"mode": "review", "bindMounts": [{"hostPath": ")" + work + R"("}]})");
+  ProgramResult review =
+      d->Sandboxctl({"run", "--spec=" + work + "/review.json", "--", "true"}, work);
   EXPECT_EQ(review.exit_code, 0) << review.err;
 
   // The explicit opt-out covers the filename patterns only: new start-up files, git metadata
@@ -58,9 +67,9 @@ TEST(SandboxctlRun, TheFilenameOptOutRunsWeakenedAndSaysSo) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
-  ProgramResult weaker = d->Sandboxctl(
-      {"run", kWeaker, "--", "bash", "-c", "touch .env && echo env-made; touch .bashrc; echo rc=$?"},
-      work);
+  ProgramResult weaker = d->Sandboxctl({"run", kWeaker, "--", "bash", "-c",
+                                        "touch .env && echo env-made; touch .bashrc; echo rc=$?"},
+                                       work);
   EXPECT_EQ(weaker.exit_code, 0) << weaker.err;
   EXPECT_TRUE(absl::StrContains(weaker.out, "env-made")) << weaker.out << weaker.err;
   EXPECT_TRUE(absl::StrContains(weaker.out, "rc=1")) << weaker.out;  // still refused
@@ -74,17 +83,27 @@ TEST(SandboxctlRun, AKilledClientLeavesNoSessionBehind) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
-  const std::string marker = "4242.17";  // sleep's argument marks the sandboxed process
+  // The sandboxed process's command line; sandboxctl's own spells it differently.
+  const std::string marker = "sleep 4242.17";
+  launcher::ProcessSpec spec;
+  spec.executable = Runfile("broker/sandboxctl");
+  spec.argv = {spec.executable,          "--broker=" + d->broker_address(), "run", "--", "sh", "-c",
+               "exec sleep 4242.$((17))"};
+  for (char** e = environ; *e != nullptr; ++e) spec.envp.push_back(*e);
+  spec.cwd = work;
+  absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> client =
+      launcher::SandboxProcess::Spawn(spec);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30)) << d->BrokerLog();
   // sandboxctl is SIGKILLed mid-run: it cannot clean up, the broker must.
-  ProgramResult r = RunProgram({"timeout", "-s", "KILL", "2", Runfile("broker/sandboxctl"),
-                                "--broker=" + d->broker_address(), "run", "--", "sleep", marker},
-                               std::nullopt, "", work);
-  EXPECT_EQ(r.exit_code, 137) << r.err;
-  EXPECT_TRUE(WaitNoProcessMatches("sleep " + marker, 10));
-  for (int i = 0; i < 100 && !absl::StrContains(d->BrokerLog(), "one-shot Exec ended"); ++i) {
-    usleep(50000);
-  }
-  EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "destroyed: its one-shot Exec ended"))
+  (*client)->SignalGroup(SIGKILL);
+  absl::StatusOr<int> status = (*client)->Reap();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) << *status;
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 10));
+  EXPECT_TRUE(PollUntil(
+      [&] { return absl::StrContains(d->BrokerLog(), "destroyed: its one-shot Exec ended"); },
+      absl::Seconds(10), "the broker to destroy the one-shot session"))
       << d->BrokerLog();
   EXPECT_TRUE(absl::StrContains(d->BrokerLog(), "egress proxies stopped")) << d->BrokerLog();
 }
@@ -104,11 +123,11 @@ TEST(SandboxctlRun, TheDefaultSpecBindsOnlyTheWorkdirReadWrite) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
-  ProgramResult r = d->Sandboxctl(
-      {"run", "--", "sh", "-c",
-       "echo x > inside && cat inside && ls /root 2>&1; touch /usr/x 2>&1; ls " + d->dir() +
-           " 2>&1"},
-      work);
+  ProgramResult r =
+      d->Sandboxctl({"run", "--", "sh", "-c",
+                     "echo x > inside && cat inside && ls /root 2>&1; touch /usr/x 2>&1; ls " +
+                         d->dir() + " 2>&1"},
+                    work);
   EXPECT_TRUE(absl::StartsWith(r.out, "x\n")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "'/root': No such file")) << r.out;  // host home unseen
   EXPECT_TRUE(absl::StrContains(r.out, "'/usr/x': Read-only file system")) << r.out;
@@ -152,12 +171,13 @@ TEST(SandboxctlRun, DenialsBecomeViolationEventsAndTheOutputIsUnchanged) {
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl({"run", "--", "sh", "-c", "touch /etc/planted"}, work);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(absl::StrContains(r.err, "touch: cannot touch '/etc/planted': Read-only file system\n"))
+  EXPECT_TRUE(
+      absl::StrContains(r.err, "touch: cannot touch '/etc/planted': Read-only file system\n"))
       << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "sandbox: violation file-write* /etc/planted\n")) << r.err;
-  ProgramResult json =
-      d->Sandboxctl({"run", "--json", "--", "cat", "/etc/shadow"}, work);
-  EXPECT_TRUE(absl::StrContains(json.out, R"("violation":{"action":"file-read*","target":"/etc/shadow")"))
+  ProgramResult json = d->Sandboxctl({"run", "--json", "--", "cat", "/etc/shadow"}, work);
+  EXPECT_TRUE(
+      absl::StrContains(json.out, R"("violation":{"action":"file-read*","target":"/etc/shadow")"))
       << json.out;
 }
 
@@ -200,8 +220,8 @@ TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
 }
 
 TEST(SandboxOff, TheNoneBackendStillScrubsTheEnvironment) {
-  auto d = MustStart({.sandbox_flag = "off",
-                      .broker_env = {"LD_PRELOAD=/nonexistent.so", "SECRET_TOKEN=s3cr3t"}});
+  auto d = MustStart(
+      {.sandbox_flag = "off", .broker_env = {"LD_PRELOAD=/nonexistent.so", "SECRET_TOKEN=s3cr3t"}});
   ASSERT_NE(d, nullptr);
   ProgramResult r = d->Sandboxctl({"run", "--", "env"}, d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -234,8 +254,7 @@ TEST(SandboxctlRun, BadInputIsRefusedNamingTheProblemAndNothingRuns) {
     EXPECT_EQ(r.exit_code, 125) << c.json;
     EXPECT_TRUE(absl::StrContains(r.err, c.expected)) << c.json << " -> " << r.err;
   }
-  std::vector<std::string> bind_socket = {"run", "--workdir=" + d->dir(), "--",
-                                          "true"};
+  std::vector<std::string> bind_socket = {"run", "--workdir=" + d->dir(), "--", "true"};
   ProgramResult socket_dir = d->Sandboxctl(bind_socket, work);
   EXPECT_EQ(socket_dir.exit_code, 125);
   EXPECT_TRUE(absl::StrContains(socket_dir.err, "launcher's socket directory")) << socket_dir.err;

@@ -21,12 +21,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "launcher/sandbox_process.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "proxy/proxy_test_support.h"
 #include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
 
 extern char** environ;
 
@@ -75,25 +78,12 @@ long StatusKb(pid_t pid, const std::string& field) {
   return -1;
 }
 
-// Waits up to `seconds` for a process whose command line contains `marker`.
-bool WaitForProcess(const std::string& marker, double seconds) {
-  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (!AnyProcessMatches(marker)) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-// Waits up to `seconds` for `read()` to contain `needle`.
+// Waits up to `seconds` for `read()` (a daemon's log, which only polling can watch) to contain
+// `needle`.
 template <typename Read>
-bool WaitForText(Read read, const std::string& needle, double seconds) {
-  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (!absl::StrContains(read(), needle)) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
+::testing::AssertionResult WaitForText(Read read, const std::string& needle, double seconds) {
+  return PollUntil([&] { return absl::StrContains(read(), needle); }, absl::Seconds(seconds),
+                   absl::StrCat("'", needle, "'"));
 }
 
 // tests/python/exec_client.py as a child process with pipes on its stdin and stdout.
@@ -245,7 +235,7 @@ TEST_F(ClientTest, AStalledClientsTimeoutEndsTheRunAndNeitherDaemonBuffersItsOut
   const std::string marker = Marker("timeout");
   auto client = StalledClient("timeout", 3000, {"sh", "-c", Flood(marker)});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30)) << daemons_->LauncherLog();
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30)) << daemons_->LauncherLog();
   const auto appeared = Clock::now();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 20)) << "the timeout did not end the stalled run";
   const double lived = std::chrono::duration<double>(Clock::now() - appeared).count();
@@ -266,7 +256,7 @@ TEST_F(ClientTest, KillEndsTheRunOfAStalledClient) {
   const std::string marker = Marker("kill");
   auto client = StalledClient("kill", 0, {"sh", "-c", Flood(marker)});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::KillRequest request;
@@ -288,7 +278,7 @@ TEST_F(ClientTest, DestroyEndsTheRunOfAStalledClientAndTheSession) {
   const std::string marker = Marker("destroy");
   auto client = StalledClient("destroy", 0, {"sh", "-c", Flood(marker)});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   v1::SessionRequest request;
   request.set_session_id("destroy");
   v1::SandboxHandle handle;
@@ -310,7 +300,7 @@ TEST_F(ClientTest, AStalledClientThatReadsAgainGetsTheRestAndTheLastEvent) {
   const std::string marker = Marker("resume");
   auto client = StalledClient("resume", 2000, {"sh", "-c", Flood(marker)});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   ASSERT_TRUE(WaitNoProcessMatches(marker, 20));
   client->Tell("read");
   const std::string out = client->Finish(60);
@@ -329,7 +319,7 @@ TEST_F(ClientTest, AClientThatTakesNothingForTheStallLimitIsDroppedAndItsRunKill
   const std::string marker = Marker("drop");
   auto client = StalledClient("drop", 0, {"sh", "-c", Flood(marker)});  // no timeout
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   EXPECT_TRUE(WaitNoProcessMatches(marker, 30)) << "a dropped client's run went on";
   EXPECT_TRUE(WaitForText([&] { return daemons_->BrokerLog(); }, "it is dropped and the run", 30))
       << daemons_->BrokerLog();
@@ -355,7 +345,7 @@ TEST_F(ClientTest, TheLauncherDropsAStreamNobodyReadsOnceItsRunHasEnded) {
   const std::string marker = Marker("ldrop");
   auto client = StalledClient("launcher-drop", 1000, {"sh", "-c", Flood(marker)});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   ASSERT_TRUE(WaitNoProcessMatches(marker, 20));
   EXPECT_TRUE(WaitForText([&] { return daemons_->LauncherLog(); }, "the broker took no event", 60))
       << daemons_->LauncherLog();
@@ -391,7 +381,7 @@ TEST_F(ClientTest, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
   const std::string first = Marker("stopl");
   auto a = StalledClient("stop-launcher", 0, {"sh", "-c", Flood(first)});
   ASSERT_NE(a, nullptr);
-  ASSERT_TRUE(WaitForProcess(first, 30));
+  ASSERT_TRUE(WaitForProcessMatching(first, 30));
   ASSERT_TRUE(daemons_->RestartLauncher().ok());
   EXPECT_TRUE(WaitNoProcessMatches(first, 10));
   const double launcher_stop =
@@ -403,7 +393,7 @@ TEST_F(ClientTest, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
   const std::string second = Marker("stopb");
   auto b = StalledClient("stop-broker", 0, {"sh", "-c", Flood(second)});
   ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(WaitForProcess(second, 30));
+  ASSERT_TRUE(WaitForProcessMatching(second, 30));
   daemons_->StopBroker();
   EXPECT_TRUE(WaitNoProcessMatches(second, 10));
   const double broker_stop =
@@ -433,7 +423,7 @@ TEST_F(ClientTest, AStalledClientDoesNotHoldUpOtherSessionsEvents) {
   auto client = StalledClient(
       "stuck", 0, {"sh", "-c", absl::StrCat("python3 -c \"", refusals, "\" & ", Flood(marker))});
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(WaitForProcess(marker, 30));
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30));
   ASSERT_TRUE(WaitForText([&] { return daemons_->BrokerLog(); }, "target=refused.test:443", 30));
   grpc::Status status;
   std::vector<v1::SandboxEvent> events =
@@ -481,12 +471,12 @@ class GreedySession {
     absl::MutexLock lock(&mu_);
     return out_;
   }
-  // Waits for the "holding" line; returns it.
+  // Waits for the "holding" line (or the end of the stream); returns it (or all output).
   std::string WaitHolding() {
-    WaitForText([&] { return out(); }, "holding", 240);
-    const std::string text = out();
-    const size_t at = text.find("holding");
-    return at == std::string::npos ? text : text.substr(at, text.find('\n', at) - at);
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(this, &GreedySession::HoldingOrEnded), absl::Seconds(240));
+    const size_t at = out_.find("holding");
+    return at == std::string::npos ? out_ : out_.substr(at, out_.find('\n', at) - at);
   }
   // Waits for the stream to end (after a Kill).
   void Join() {
@@ -554,6 +544,11 @@ class GreedySession {
       }
       last_ = event;
     }
+    absl::MutexLock lock(&mu_);
+    ended_ = true;
+  }
+  bool HoldingOrEnded() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ended_ || absl::StrContains(out_, "holding");
   }
 
   grpc::ClientContext ctx_;
@@ -562,6 +557,7 @@ class GreedySession {
   std::string out_ ABSL_GUARDED_BY(mu_);
   int limit_violations_ ABSL_GUARDED_BY(mu_) = 0;
   v1::SandboxEvent last_ ABSL_GUARDED_BY(mu_);
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
   bool joined_ = false;
   std::thread thread_;
 };

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -14,9 +13,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proxy/proxy_test_support.h"
 #include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
 
 namespace ccsandbox::testing {
 namespace {
@@ -91,12 +92,13 @@ class EgressTest : public ::testing::Test {
 TEST_F(EgressTest, AllowedHostIsReachedThroughHttpConnectAndSocks) {
   const std::string spec = Spec("allow", {Allowed()});
   const std::string url = absl::StrCat("http://", Allowed());
-  ProgramResult r = Run(spec, absl::StrCat(
-                                  "set -e; echo proxy=$HTTP_PROXY all=$ALL_PROXY;"
-                                  "curl -sS --max-time 20 ", url, "/plain; echo;",
-                                  "curl -sS --max-time 20 --proxytunnel ", url, "/tunnel; echo;",
-                                  "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 ", url,
-                                  "/socks; echo"));
+  ProgramResult r =
+      Run(spec,
+          absl::StrCat("set -e; echo proxy=$HTTP_PROXY all=$ALL_PROXY;"
+                       "curl -sS --max-time 20 ",
+                       url, "/plain; echo;", "curl -sS --max-time 20 --proxytunnel ", url,
+                       "/tunnel; echo;", "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 ",
+                       url, "/socks; echo"));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err << d_->BrokerLog();
   EXPECT_TRUE(absl::StrContains(r.out, "proxy=http://127.0.0.1:3128 all=socks5h://127.0.0.1:1080"))
       << r.out;
@@ -109,18 +111,21 @@ TEST_F(EgressTest, AllowedHostIsReachedThroughHttpConnectAndSocks) {
 
 TEST_F(EgressTest, RefusedHostGets403AndAViolationEventInTheRunsStream) {
   const std::string spec = Spec("refuse", {Allowed()});
-  ProgramResult r = Run(spec, absl::StrCat(
-                                  "curl -sS -o /dev/null -w 'code=%{http_code}\\n' --max-time 20 "
-                                  "http://other.test:", origin_.port(), "/x;"
-                                  "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 "
-                                  "http://other.test:", origin_.port(), "/y; echo socks=$?"),
-                        /*json=*/true);
+  ProgramResult r =
+      Run(spec,
+          absl::StrCat("curl -sS -o /dev/null -w 'code=%{http_code}\\n' --max-time 20 "
+                       "http://other.test:",
+                       origin_.port(),
+                       "/x;"
+                       "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:1080 "
+                       "http://other.test:",
+                       origin_.port(), "/y; echo socks=$?"),
+          /*json=*/true);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "code=403")) << r.out;
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "socks=97")) << r.out;  // SOCKS5 refused
   const std::string target = absl::StrCat("other.test:", origin_.port());
-  EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("action":"network-outbound","target":")", target)),
-            2)
+  EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("action":"network-outbound","target":")", target)), 2)
       << r.out;
   // Every violation is inside the run: before its exit event.
   EXPECT_LT(r.out.rfind("network-outbound"), r.out.find("\"exit\"")) << r.out;
@@ -158,7 +163,9 @@ TEST_F(EgressTest, NothingButTheProxiesLeadsOut) {
       spec, absl::StrCat("curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:", origin_.port(),
                          "/ ; echo loopback=$?;"
                          "curl -sS --noproxy '*' --max-time 5 http://10.255.255.1/ ; echo ten=$?;"
-                         "(exec 3<>/dev/tcp/127.0.0.1/", echo_.port(), ") 2>/dev/null;"
+                         "(exec 3<>/dev/tcp/127.0.0.1/",
+                         echo_.port(),
+                         ") 2>/dev/null;"
                          "echo devtcp=$?"));
   EXPECT_TRUE(absl::StrContains(r.out, "loopback=7")) << r.out << r.err;  // refused: not ours
   EXPECT_FALSE(absl::StrContains(r.out, "ten=0")) << r.out;
@@ -171,11 +178,11 @@ TEST_F(EgressTest, GitSshCommandTunnelsThroughTheProxyWithSocat) {
   // GIT_SSH_COMMAND's ProxyCommand is `socat - PROXY:127.0.0.1:%h:%p,proxyport=3128`: the same
   // tunnel ssh would get, here to an echo server standing in for an ssh server.
   const std::string spec = Spec("ssh", {absl::StrCat("echo.test:", echo_.port())});
-  ProgramResult r = Run(
-      spec, absl::StrCat("echo \"$GIT_SSH_COMMAND\";"
-                         "proxy=$(echo \"$GIT_SSH_COMMAND\" | sed -e \"s/.*ProxyCommand='//\" "
-                         "-e \"s/'$//\" -e 's/%h/echo.test/' -e 's/%p/",
-                         echo_.port(), "/');", "echo ping-through-proxy | timeout 20 $proxy"));
+  ProgramResult r =
+      Run(spec, absl::StrCat("echo \"$GIT_SSH_COMMAND\";"
+                             "proxy=$(echo \"$GIT_SSH_COMMAND\" | sed -e \"s/.*ProxyCommand='//\" "
+                             "-e \"s/'$//\" -e 's/%h/echo.test/' -e 's/%p/",
+                             echo_.port(), "/');", "echo ping-through-proxy | timeout 20 $proxy"));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "ProxyCommand='socat - PROXY:127.0.0.1:%h:%p")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "\nping-through-proxy")) << r.out;
@@ -223,10 +230,9 @@ TEST_F(EgressTest, AnOrderlyBrokerStopRemovesEverySocket) {
   std::thread run([&] {
     d_->Sandboxctl({"run", "--spec=" + Spec("long", {}), "--", "sleep", "30"}, work_);
   });
-  for (int i = 0; i < 200 && DirEntries(d_->runtime_dir() + "/s").empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  EXPECT_FALSE(DirEntries(d_->runtime_dir() + "/s").empty());
+  // Not ASSERT: the broker must still stop below, or `run` would never end.
+  EXPECT_TRUE(PollUntil([&] { return !DirEntries(d_->runtime_dir() + "/s").empty(); },
+                        absl::Seconds(30), "the session's sockets"));
   const int status = d_->StopBroker();
   run.join();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << d_->BrokerLog();

@@ -1,11 +1,14 @@
 // The broker's gRPC API end to end: event order and labels, cancellation, Kill, sessions,
 // the launcher's peer check, and an independent Python client.
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <thread>
+#include <chrono>
 
 #include "absl/strings/match.h"
+#include "base/unique_fd.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/sandbox.grpc.pb.h"
@@ -62,6 +65,33 @@ v1::ExecRequest Request(const std::string& session, std::vector<std::string> arg
   return request;
 }
 
+// A command that prints "started" once it runs, then runs `script`.
+std::vector<std::string> Started(const std::string& script) {
+  return {"sh", "-c", "echo started; " + script};
+}
+
+// Reads `reader` up to the command's first output (see Started): from then on the command
+// itself runs. (`ready` comes earlier, as soon as bwrap is spawned, while bwrap is still
+// setting the sandbox up.)
+::testing::AssertionResult ReadUntilTheCommandRuns(grpc::ClientReader<v1::SandboxEvent>& reader) {
+  v1::SandboxEvent event;
+  while (reader.Read(&event)) {
+    if (event.has_stdout()) return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "the stream ended before the command printed: " << reader.Finish().error_message();
+}
+
+// Reads the rest of `reader`'s stream.
+std::vector<v1::SandboxEvent> ReadToEnd(grpc::ClientReader<v1::SandboxEvent>& reader,
+                                        grpc::Status* status) {
+  std::vector<v1::SandboxEvent> events;
+  v1::SandboxEvent event;
+  while (reader.Read(&event)) events.push_back(event);
+  *status = reader.Finish();
+  return events;
+}
+
 TEST_F(BrokerApiTest, EventsArriveInOrderAndCarryTheActualBackend) {
   v1::SandboxHandle handle = Launch("order");
   EXPECT_EQ(handle.backend(), v1::SANDBOX_BACKEND_NATIVE);
@@ -107,20 +137,32 @@ TEST_F(BrokerApiTest, StdinEnvAndWorkdirOverrideReachTheCommand) {
 
 TEST_F(BrokerApiTest, SessionStatesAndUnknownSessions) {
   Launch("states");
-  std::thread runner([&] {
-    grpc::Status status;
-    Exec(Request("states", {"sleep", "1"}), &status);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // The command runs until the test writes a line into this fifo, so the session is ACTIVE
+  // for as long as the test looks. Held open read-write here, a line written stays in the fifo
+  // until the command reads it.
+  const std::string fifo = work_ + "/go";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0666), 0);
+  ASSERT_EQ(chmod(fifo.c_str(), 0666), 0);
+  UniqueFd go(open(fifo.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(go.valid());
   {
+    grpc::ClientContext exec_ctx;
+    exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto reader = stub_->Exec(&exec_ctx, Request("states", Started("read line < " + fifo)));
+    ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
     grpc::ClientContext ctx;
     v1::SessionRequest req;
     req.set_session_id("states");
     v1::SandboxHandle handle;
     ASSERT_TRUE(stub_->GetSession(&ctx, req, &handle).ok());
     EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_ACTIVE);
+    ASSERT_EQ(write(go.get(), "go\n", 3), 3);
+    grpc::Status status;
+    std::vector<v1::SandboxEvent> rest = ReadToEnd(*reader, &status);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_FALSE(rest.empty());
+    EXPECT_EQ(rest.back().exit().exit_code(), 0) << rest.back().DebugString();
   }
-  runner.join();
   grpc::ClientContext get_ctx, list_ctx, destroy_ctx, again_ctx;
   v1::SessionRequest req;
   req.set_session_id("states");
@@ -143,11 +185,8 @@ TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
   Launch("cancel");
   const std::string marker = "4321.1234";
   grpc::ClientContext ctx;
-  auto reader = stub_->Exec(&ctx, Request("cancel", {"sleep", marker}));
-  v1::SandboxEvent event;
-  while (reader->Read(&event) && !event.has_ready()) {
-  }
-  ASSERT_TRUE(event.has_ready());
+  auto reader = stub_->Exec(&ctx, Request("cancel", Started("exec sleep " + marker)));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(AnyProcessMatches(marker));
   ctx.TryCancel();
   reader->Finish();
@@ -156,12 +195,10 @@ TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
 
 TEST_F(BrokerApiTest, KillEndsTheRunWithAKilledEvent) {
   Launch("kill");
-  std::vector<v1::SandboxEvent> events;
-  std::thread runner([&] {
-    grpc::Status status;
-    events = Exec(Request("kill", {"sleep", "300"}), &status);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  grpc::ClientContext exec_ctx;
+  exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  auto reader = stub_->Exec(&exec_ctx, Request("kill", Started("exec sleep 300")));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   grpc::ClientContext ctx;
   v1::KillRequest req;
   req.set_session_id("kill");
@@ -169,7 +206,8 @@ TEST_F(BrokerApiTest, KillEndsTheRunWithAKilledEvent) {
   v1::KillResponse resp;
   ASSERT_TRUE(stub_->Kill(&ctx, req, &resp).ok());
   EXPECT_EQ(resp.runs_signalled(), 1);
-  runner.join();
+  grpc::Status status;
+  std::vector<v1::SandboxEvent> events = ReadToEnd(*reader, &status);
   ASSERT_FALSE(events.empty());
   ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
   EXPECT_EQ(events.back().killed().reason(), "killed: operator stop");
@@ -181,15 +219,17 @@ TEST_F(BrokerApiTest, TheLauncherRefusesAPeerWithAnotherUid) {
   ASSERT_EQ(chmod(daemons_->launcher_socket().c_str(), 0666), 0);
   const std::string script =
       "import grpc, sys\n"
-      "ch = grpc.insecure_channel('unix:" + daemons_->launcher_socket() + "')\n"
+      "ch = grpc.insecure_channel('unix:" +
+      daemons_->launcher_socket() +
+      "')\n"
       "probe = ch.unary_unary('/ccsandbox.v1.SandboxLauncher/Probe')\n"
       "try:\n"
       "    probe(b'', timeout=10)\n"
       "    print('ALLOWED')\n"
       "except grpc.RpcError as e:\n"
       "    print(e.code().name, e.details())\n";
-  ProgramResult r = RunProgram({"/usr/bin/python3", "-c", script},
-                               launcher::Identity{65534, 65534, {}}, "", "/");
+  ProgramResult r =
+      RunProgram({"/usr/bin/python3", "-c", script}, launcher::Identity{65534, 65534, {}}, "", "/");
   EXPECT_TRUE(absl::StartsWith(r.out, "PERMISSION_DENIED")) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(daemons_->LauncherLog(), "refused connection from uid 65534"))
       << daemons_->LauncherLog();
@@ -202,8 +242,8 @@ TEST_F(BrokerApiTest, TheLauncherRefusesAPeerWithAnotherUid) {
 }
 
 TEST_F(BrokerApiTest, APythonGrpcClientCallsProbeAndExec) {
-  ProgramResult r = RunProgram({"/usr/bin/python3", Runfile("tests/python/client.py"),
-                                Runfile(""), daemons_->broker_address(), work_});
+  ProgramResult r = RunProgram({"/usr/bin/python3", Runfile("tests/python/client.py"), Runfile(""),
+                                daemons_->broker_address(), work_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string& out = r.out;
   EXPECT_TRUE(absl::StrContains(out, "\"statusLine\": \"agent sandbox ON (bubblewrap")) << out;
@@ -235,10 +275,8 @@ TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
   Launch("crash");
   const std::string marker = "5555.4444";
   grpc::ClientContext ctx;
-  auto reader = stub_->Exec(&ctx, Request("crash", {"sleep", marker}));
-  v1::SandboxEvent event;
-  while (reader->Read(&event) && !event.has_ready()) {
-  }
+  auto reader = stub_->Exec(&ctx, Request("crash", Started("exec sleep " + marker)));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(AnyProcessMatches(marker));
   daemons_->CrashBroker();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "a sandbox outlived the broker";
@@ -247,14 +285,13 @@ TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
 
 TEST_F(BrokerApiTest, ALauncherRestartEndsRunsAsKilledAndLaunchesWorkAgain) {
   Launch("restart");
-  std::vector<v1::SandboxEvent> events;
-  std::thread runner([&] {
-    grpc::Status status;
-    events = Exec(Request("restart", {"sleep", "6666.1111"}), &status);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  grpc::ClientContext exec_ctx;
+  exec_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  auto reader = stub_->Exec(&exec_ctx, Request("restart", Started("exec sleep 6666.1111")));
+  ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
   ASSERT_TRUE(daemons_->RestartLauncher().ok());
-  runner.join();
+  grpc::Status run_status;
+  std::vector<v1::SandboxEvent> events = ReadToEnd(*reader, &run_status);
   ASSERT_FALSE(events.empty());
   ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
   EXPECT_TRUE(absl::StrContains(events.back().killed().reason(), "launcher"))
