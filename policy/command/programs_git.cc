@@ -1,6 +1,6 @@
 // git and gh: the spec's commit, push, pull-request, review and tracker rules. What each git
-// subcommand does is git_subcommands.h's table; this file owns what comes before the
-// subcommand and the actions the table hands back.
+// subcommand and gh command does is git_subcommands.h's and gh_subcommands.h's tables; this
+// file owns what comes before the subcommand and the actions the tables hand back.
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "policy/command/gh_subcommands.h"
 #include "policy/command/git_subcommands.h"
 #include "policy/command/program_util.h"
 
@@ -281,14 +282,15 @@ void Git(const Call& c) {
 // ---------------------------------------------------------------------------------------------
 // gh.
 
-void Gh(const Call& c) {
+// gh's command and verb: the first two words that are not options. Returns false when gh's
+// own options decided (--version, --help, no command, a command only known at run time).
+bool GhCommandWords(const Call& c, std::string* command, std::string* verb) {
   std::vector<std::string> words;
-  bool dynamic = false;
   for (size_t i = 1; i < c.argv.size() && words.size() < 2; ++i) {
     const ShellWord& w = c.argv[i];
     if (!w.literal()) {
-      dynamic = true;
-      break;
+      c.Add(R::kDynamicCode, "runs a subcommand only known at run time");
+      return false;
     }
     if (OneOf(w.text, {"-R", "--repo", "--hostname"})) {
       ++i;
@@ -297,109 +299,51 @@ void Gh(const Call& c) {
     if (absl::StartsWith(w.text, "-")) {
       if (words.empty() && OneOf(w.text, {"--version", "--help", "-h"})) {
         c.Add(R::kReadOnly, "prints its version or help");
-        return;
+        return false;
       }
       continue;
     }
     words.push_back(w.text);
   }
-  if (dynamic) {
-    c.Add(R::kDynamicCode, "runs a subcommand only known at run time");
-    return;
-  }
   if (words.empty()) {
     c.Add(R::kReadOnly, "without a subcommand prints its usage");
-    return;
+    return false;
   }
-  const std::string& group = words[0];
-  const std::string verb = words.size() > 1 ? words[1] : "";
-  const std::string what = absl::StrCat(group, verb.empty() ? "" : " ", verb);
-  auto read = [&] { c.Add(R::kNetworkAccess, absl::StrCat(what, " reads from GitHub")); };
-  auto remote = [&] { c.Add(R::kChangeRemoteState, absl::StrCat(what, " changes GitHub")); };
-  auto tracker = [&] {
-    c.Add(R::kWriteExternalTracker, absl::StrCat(what, " writes to GitHub's issue tracker"));
-  };
-  if (OneOf(group, {"search", "status", "browse", "completion", "version", "help", "attestation",
-                    "ruleset"})) {
-    return read();
-  }
-  if (group == "pr") {
-    if (verb == "create" || verb == "new") {
-      return c.Add(R::kOpenPullRequest, absl::StrCat(what, " opens a pull request"));
+  *command = words[0];
+  *verb = words.size() > 1 ? words[1] : "";
+  return true;
+}
+
+// gh api's request method: GET, or POST when it sends fields or a body, or what -X says.
+std::string GhApiMethod(const Call& c) {
+  ArgScan s = ScanArgs(c.argv, 2,
+                       {"XfFHpqtj",
+                        "method field raw-field header preview jq "
+                        "template input hostname cache"},
+                       false);
+  std::string method = "GET";
+  if (s.HasAny({"-f", "-F", "--field", "--raw-field", "--input"})) method = "POST";
+  for (const Opt& o : s.opts) {
+    if ((o.name == "-X" || o.name == "--method") && o.has_value) {
+      method = absl::AsciiStrToUpper(o.value);
     }
-    if (OneOf(verb, {"merge", "review", "comment", "close", "reopen"})) {
-      return c.Add(R::kPublishReviewOrMerge,
-                   absl::StrCat(what, " publishes a review or performs a merge"));
+  }
+  return method;
+}
+
+void Gh(const Call& c) {
+  std::string command;
+  std::string verb;
+  if (!GhCommandWords(c, &command, &verb)) return;
+  GhDecision d = DecideGhCommand(command, verb);
+  if (d.action == GhAction::kApi) {
+    const std::string method = GhApiMethod(c);
+    if (method != "GET" && method != "HEAD") {
+      return c.Add(R::kChangeRemoteState,
+                   absl::StrCat("api sends a ", method, " request that can change GitHub"));
     }
-    if (OneOf(verb, {"list", "ls", "view", "diff", "status", "checks"})) return read();
-    if (verb == "checkout" || verb == "co") {
-      return c.Add(R::kMutating, absl::StrCat(what, " checks a branch out locally"));
-    }
-    return remote();
   }
-  if (group == "issue") {
-    if (OneOf(verb, {"list", "ls", "view", "status"})) return read();
-    return tracker();
-  }
-  if (group == "label" || group == "project") {
-    if (OneOf(verb, {"list", "ls", "view", "field-list", "item-list"})) return read();
-    return tracker();
-  }
-  if (group == "release") {
-    if (OneOf(verb, {"list", "ls", "view"})) return read();
-    if (verb == "download") return c.Add(R::kMutating, absl::StrCat(what, " writes files"));
-    return c.Add(R::kPublishPackage, absl::StrCat(what, " publishes a release"));
-  }
-  if (group == "repo") {
-    if (OneOf(verb, {"list", "ls", "view"})) return read();
-    if (verb == "clone" || verb == "set-default") {
-      return c.Add(R::kMutating, absl::StrCat(what, " changes local files"));
-    }
-    return remote();
-  }
-  if (group == "api") {
-    ArgScan s = ScanArgs(c.argv, 2,
-                         {"XfFHpqtj",
-                          "method field raw-field header preview jq "
-                          "template input hostname cache"},
-                         false);
-    std::string method = "GET";
-    if (s.HasAny({"-f", "-F", "--field", "--raw-field", "--input"})) method = "POST";
-    for (const Opt& o : s.opts) {
-      if ((o.name == "-X" || o.name == "--method") && o.has_value) {
-        method = absl::AsciiStrToUpper(o.value);
-      }
-    }
-    if (method == "GET" || method == "HEAD") return read();
-    return c.Add(R::kChangeRemoteState,
-                 absl::StrCat("api sends a ", method, " request that can change GitHub"));
-  }
-  if (OneOf(group,
-            {"workflow", "run", "secret", "variable", "cache", "gist", "codespace", "cs", "org"})) {
-    if (OneOf(verb, {"list", "ls", "view", "watch"})) return read();
-    if (verb == "download" || (group == "gist" && verb == "clone")) {
-      return c.Add(R::kMutating, absl::StrCat(what, " writes files"));
-    }
-    return remote();
-  }
-  if (group == "auth") {
-    if (OneOf(verb, {"status", "token"})) return read();
-    return c.Add(R::kMutating, absl::StrCat(what, " changes gh's credentials"));
-  }
-  if (group == "extension" || group == "extensions" || group == "ext") {
-    if (OneOf(verb, {"install", "upgrade"})) {
-      return c.Add(R::kInstallPackage, absl::StrCat(what, " installs a gh extension"));
-    }
-    if (OneOf(verb, {"list", "ls", "search", "browse"})) return read();
-    if (verb == "exec") return c.Add(R::kOpaqueProgram, absl::StrCat(what, " runs an extension"));
-    return c.Add(R::kMutating, absl::StrCat(what, " changes gh's extensions"));
-  }
-  if (group == "alias" || group == "config") {
-    if (OneOf(verb, {"list", "ls", "get"})) return c.Add(R::kReadOnly, "reads its configuration");
-    return c.Add(R::kMutating, absl::StrCat(what, " changes gh's configuration"));
-  }
-  c.Add(R::kUnknownProgram,
-        absl::StrCat(group, " is not a known gh command (an alias or extension would run)"));
+  c.Add(d.rule, d.reason);
 }
 
 }  // namespace

@@ -15,90 +15,84 @@ namespace {
 // Package managers. Installing runs the package's own install scripts and changes what code
 // later commands run; publishing changes what everyone else installs.
 
+// npm's subcommands: a row decides when the subcommand is one of `subs` and its test holds.
+struct NpmTest {
+  absl::string_view any_word;  // a word after the subcommand is one of these (space-separated)
+  int operands = -1;           // 1: an operand follows the subcommand; 0: none; -1: either
+};
+
+struct NpmRow {
+  absl::string_view subs;  // space-separated, with npm's aliases and accepted misspellings
+  NpmTest when;
+  CommandRule rule;
+  absl::string_view what;  // the reason reads "<sub> <what>"…
+  bool names_sub = true;   // …or `what` alone
+};
+
+// Tried in order; a subcommand in no row is not a known npm command.
+const NpmRow kNpmRows[] = {
+    {"install i in ins inst insta instal isnt isnta isntal isntall add ci clean-install ic "
+     "install-clean isntall-clean install-test it install-ci-test cit update up upgrade udpate "
+     "link ln rebuild rb dedupe ddp exec x create",
+     {},
+     R::kInstallPackage,
+     "installs packages"},
+    {"init", {.operands = 1}, R::kInstallPackage, "installs packages"},  // npm init <initializer>
+    {"audit", {.any_word = "fix"}, R::kInstallPackage, "audit fix installs packages", false},
+    {"dist-tag dist-tags owner author access",
+     {.any_word = "ls list get"},
+     R::kNetworkAccess,
+     "reads from the registry"},
+    {"publish unpublish deprecate undeprecate dist-tag dist-tags owner author access trust",
+     {},
+     R::kPublishPackage,
+     "publishes a package"},
+    {"run run-script rum urn test tst t start stop restart explore",
+     {},
+     R::kOpaqueProgram,
+     "runs scripts from package.json"},
+    {"ls list la ll view info show v outdated search s se find help help-search get root bin "
+     "prefix whoami ping doctor explain why fund query sbom diff docs home bugs repo audit -v "
+     "--version -h --help completion",
+     {},
+     R::kNetworkAccess,
+     "only reads"},
+    {"config c", {.any_word = "get list ls"}, R::kReadOnly, "config reads configuration", false},
+    {"config c", {}, R::kMutating, "config changes configuration", false},
+    {"version", {.operands = 0}, R::kReadOnly, "prints versions"},
+    {"pkg", {.any_word = "get"}, R::kReadOnly, "pkg get reads package.json", false},
+    {"uninstall remove rm r un unlink prune cache pack version set-script pkg login adduser "
+     "add-user logout token shrinkwrap init set edit star unstar team org hook profile stars",
+     {},
+     R::kMutating,
+     "changes local state or the registry"},
+};
+
+// `after` is the subcommand's index in argv.
+bool NpmTestHolds(const NpmTest& test, Args argv, size_t after) {
+  if (!test.any_word.empty()) {
+    bool found = false;
+    for (size_t k = after + 1; k < argv.size() && !found; ++k) {
+      found = InList(argv[k].text, test.any_word);
+    }
+    if (!found) return false;
+  }
+  if (test.operands >= 0 && (FirstOperand(argv, after + 1) < argv.size()) != (test.operands > 0)) {
+    return false;
+  }
+  return true;
+}
+
 void Npm(const Call& c) {
   size_t i = 0;
   const std::string sub =
       SubWord(c, &i, "--prefix -w --workspace --registry --cache --userconfig --loglevel -C");
   if (DynamicSub(c, sub)) return;
-  const std::string what = absl::StrCat(sub);
-  if (sub.empty()) {
-    return c.Add(R::kReadOnly, "prints its usage or version");
-  }
-  if (OneOf(sub, {"install",
-                  "i",
-                  "in",
-                  "ins",
-                  "inst",
-                  "insta",
-                  "instal",
-                  "isnt",
-                  "isnta",
-                  "isntal",
-                  "isntall",
-                  "add",
-                  "ci",
-                  "clean-install",
-                  "ic",
-                  "install-clean",
-                  "isntall-clean",
-                  "install-test",
-                  "it",
-                  "install-ci-test",
-                  "cit",
-                  "update",
-                  "up",
-                  "upgrade",
-                  "udpate",
-                  "link",
-                  "ln",
-                  "rebuild",
-                  "rb",
-                  "dedupe",
-                  "ddp",
-                  "exec",
-                  "x",
-                  "create"})) {
-    return Install(c, what);
-  }
-  if (sub == "init" && FirstOperand(c.argv, i + 1) < c.argv.size()) return Install(c, what);
-  if (sub == "audit" && AnyWord(c.argv, i + 1, {"fix"})) return Install(c, "audit fix");
-  if (OneOf(sub, {"publish", "unpublish", "deprecate", "undeprecate", "dist-tag", "dist-tags",
-                  "owner", "author", "access", "trust"})) {
-    if (OneOf(sub, {"dist-tag", "dist-tags", "owner", "author", "access"}) &&
-        AnyWord(c.argv, i + 1, {"ls", "list", "get"})) {
-      return c.Add(R::kNetworkAccess, absl::StrCat(sub, " reads from the registry"));
-    }
-    return Publish(c, what);
-  }
-  if (OneOf(sub, {"run", "run-script", "rum", "urn", "test", "tst", "t", "start", "stop", "restart",
-                  "explore"})) {
-    return c.Add(R::kOpaqueProgram, absl::StrCat(sub, " runs scripts from package.json"));
-  }
-  if (OneOf(sub, {"ls",          "list",     "la",        "ll",   "view",   "info",   "show",
-                  "v",           "outdated", "search",    "s",    "se",     "find",   "help",
-                  "help-search", "get",      "root",      "bin",  "prefix", "whoami", "ping",
-                  "doctor",      "explain",  "why",       "fund", "query",  "sbom",   "diff",
-                  "docs",        "home",     "bugs",      "repo", "audit",  "-v",     "--version",
-                  "-h",          "--help",   "completion"})) {
-    return c.Add(R::kNetworkAccess, absl::StrCat(sub, " only reads"));
-  }
-  if (sub == "config" || sub == "c") {
-    if (AnyWord(c.argv, i + 1, {"get", "list", "ls"})) {
-      return c.Add(R::kReadOnly, "config reads configuration");
-    }
-    return c.Add(R::kMutating, "config changes configuration");
-  }
-  if (sub == "version" && FirstOperand(c.argv, i + 1) >= c.argv.size()) {
-    return c.Add(R::kReadOnly, "version prints versions");
-  }
-  if (sub == "pkg" && AnyWord(c.argv, i + 1, {"get"})) {
-    return c.Add(R::kReadOnly, "pkg get reads package.json");
-  }
-  if (OneOf(sub, {"uninstall", "remove", "rm",      "r",          "un",   "unlink",  "prune",
-                  "cache",     "pack",   "version", "set-script", "pkg",  "login",   "adduser",
-                  "add-user",  "logout", "token",   "shrinkwrap", "init", "set",     "edit",
-                  "star",      "unstar", "team",    "org",        "hook", "profile", "stars"})) {
-    return c.Add(R::kMutating, absl::StrCat(sub, " changes local state or the registry"));
+  if (sub.empty()) return c.Add(R::kReadOnly, "prints its usage or version");
+  for (const NpmRow& row : kNpmRows) {
+    if (!InList(sub, row.subs) || !NpmTestHolds(row.when, c.argv, i)) continue;
+    if (!row.names_sub) return c.Add(row.rule, row.what);
+    return c.Add(row.rule, absl::StrCat(sub, " ", row.what));
   }
   c.Add(R::kUnknownProgram, absl::StrCat(sub, " is not a known npm command"));
 }

@@ -2,6 +2,7 @@
 // plus docker and the tools that change local files and system state.
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -309,6 +310,96 @@ void IpTool(const Call& c) {
   c.Add(R::kReadOnly, "shows network configuration");
 }
 
+// A container run option and its value: `--flag value`, `--flag=value`, `-vSRC:DST`.
+struct RunOption {
+  std::string flag;
+  std::string value;
+};
+
+RunOption ReadRunOption(Args argv, size_t k) {
+  const std::string& t = argv[k].text;
+  RunOption o{t, ""};
+  const size_t eq = t.find('=');
+  if (absl::StartsWith(t, "--") && eq != std::string::npos) {
+    o.flag = t.substr(0, eq);
+    o.value = t.substr(eq + 1);
+  } else if (k + 1 < argv.size()) {
+    o.value = argv[k + 1].text;
+  }
+  if (absl::StartsWith(t, "-v") && t.size() > 2 && t[2] != '-') {
+    o.flag = "-v";
+    o.value = t.substr(t[2] == '=' ? 3 : 2);
+  }
+  return o;
+}
+
+// The host path a -v, --volume or --mount option binds into the container.
+ShellWord MountSource(const RunOption& o) {
+  std::string source;
+  if (o.flag == "--mount") {
+    for (absl::string_view kv : absl::StrSplit(o.value, ',')) {
+      if (absl::ConsumePrefix(&kv, "source=") || absl::ConsumePrefix(&kv, "src=")) {
+        source = std::string(kv);
+      }
+    }
+  } else {
+    source = o.value.substr(0, o.value.find(':'));
+  }
+  ShellWord src{source, source, 0};
+  if (absl::StartsWith(source, "~")) src.flags |= kWordTilde;
+  return src;
+}
+
+// A bind of the host's root, home, /etc, /root or a container daemon's socket: the container
+// can rewrite the host or start privileged containers of its own.
+bool ExposesHost(const ShellWord& source) {
+  NormalPath p = Normalize(source);
+  const std::string joined = absl::StrJoin(p.parts, "/");
+  return p.known &&
+         (IsCriticalPath(source) || absl::EndsWith(joined, "docker.sock") ||
+          absl::EndsWith(joined, "podman.sock") || absl::EndsWith(joined, "containerd.sock") ||
+          (p.home && p.parts.size() <= 1) || joined == "etc" || absl::StartsWith(joined, "etc/") ||
+          absl::StartsWith(joined, "root"));
+}
+
+// Why a run option hands the container the host itself; nullopt when it does not.
+std::optional<std::string> HostEscape(const RunOption& o) {
+  if (o.flag == "--privileged") {
+    return "--privileged gives the container the host's devices and capabilities";
+  }
+  if (OneOf(o.flag, {"--pid", "--net", "--network", "--ipc", "--uts", "--userns", "--cgroupns"}) &&
+      o.value == "host") {
+    return absl::StrCat(o.flag, "=host shares the host's namespace with the container");
+  }
+  if (o.flag == "--cap-add" &&
+      OneOf(absl::AsciiStrToUpper(o.value), {"ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE",
+                                             "DAC_READ_SEARCH", "SYS_RAWIO", "CAP_SYS_ADMIN"})) {
+    return absl::StrCat("--cap-add ", o.value, " lets the container reach the host");
+  }
+  if (o.flag == "--security-opt" &&
+      (absl::StrContains(o.value, "unconfined") || absl::StrContains(o.value, "disable"))) {
+    return "--security-opt turns off the container's confinement";
+  }
+  if (o.flag == "--device" || o.flag == "--device-cgroup-rule") {
+    return "--device hands a host device to the container";
+  }
+  if (OneOf(o.flag, {"-v", "--volume", "--mount"})) {
+    const ShellWord source = MountSource(o);
+    if (ExposesHost(source)) {
+      return absl::StrCat("mounts the host's ", Quote(source.text), " into the container");
+    }
+  }
+  return std::nullopt;
+}
+
+// `docker container run`, `docker compose up` and the like count as their verb.
+std::string GroupVerb(const Call& c, const std::string& sub, size_t sub_index) {
+  if (!OneOf(sub, {"container", "image", "buildx", "manifest", "compose"})) return sub;
+  size_t j = 0;
+  std::string verb = SubWord(c, &j, "-f --file -p --project-name", sub_index + 1);
+  return OneOf(verb, {"run", "create", "exec", "push", "up"}) ? verb : sub;
+}
+
 // docker/podman: every invocation talks to a daemon with root privileges on the host; some
 // run options hand the container the host itself.
 void Docker(const Call& c) {
@@ -318,78 +409,14 @@ void Docker(const Call& c) {
   if (sub.empty() || OneOf(sub, {"--version", "-v", "version", "--help", "help"})) {
     return c.Add(R::kReadOnly, "prints its version or usage");
   }
-  if (OneOf(sub, {"container", "image", "buildx", "manifest", "compose"})) {
-    size_t j = 0;
-    std::string verb = SubWord(c, &j, "-f --file -p --project-name", i + 1);
-    if (OneOf(verb, {"run", "create", "exec", "push", "up"})) sub = verb;
-  }
+  sub = GroupVerb(c, sub, i);
   if (sub == "push" || (sub == "build" && AnyWord(c.argv, i + 1, {"--push"}))) {
     return Publish(c, "push");
   }
   if (OneOf(sub, {"run", "create", "exec", "up"})) {
     for (size_t k = i + 1; k < c.argv.size(); ++k) {
-      const std::string& t = c.argv[k].text;
-      std::string value;
-      std::string flag = t;
-      const size_t eq = t.find('=');
-      if (absl::StartsWith(t, "--") && eq != std::string::npos) {
-        flag = t.substr(0, eq);
-        value = t.substr(eq + 1);
-      } else if (k + 1 < c.argv.size()) {
-        value = c.argv[k + 1].text;
-      }
-      if (absl::StartsWith(t, "-v") && t.size() > 2 && t[2] != '-') {
-        flag = "-v";
-        value = t.substr(t[2] == '=' ? 3 : 2);
-      }
-      if (flag == "--privileged") {
-        return c.Add(R::kContainerEscape,
-                     "--privileged gives the container the host's devices "
-                     "and capabilities");
-      }
-      if (OneOf(flag,
-                {"--pid", "--net", "--network", "--ipc", "--uts", "--userns", "--cgroupns"}) &&
-          value == "host") {
-        return c.Add(R::kContainerEscape,
-                     absl::StrCat(flag, "=host shares the host's namespace with the container"));
-      }
-      if (flag == "--cap-add" &&
-          OneOf(absl::AsciiStrToUpper(value), {"ALL", "SYS_ADMIN", "SYS_MODULE", "SYS_PTRACE",
-                                               "DAC_READ_SEARCH", "SYS_RAWIO", "CAP_SYS_ADMIN"})) {
-        return c.Add(R::kContainerEscape,
-                     absl::StrCat("--cap-add ", value, " lets the container reach the host"));
-      }
-      if (flag == "--security-opt" &&
-          (absl::StrContains(value, "unconfined") || absl::StrContains(value, "disable"))) {
-        return c.Add(R::kContainerEscape, "--security-opt turns off the container's confinement");
-      }
-      if (flag == "--device" || flag == "--device-cgroup-rule") {
-        return c.Add(R::kContainerEscape, "--device hands a host device to the container");
-      }
-      if (OneOf(flag, {"-v", "--volume", "--mount"})) {
-        std::string source = value;
-        if (flag == "--mount") {
-          source.clear();
-          for (absl::string_view kv : absl::StrSplit(value, ',')) {
-            if (absl::ConsumePrefix(&kv, "source=") || absl::ConsumePrefix(&kv, "src=")) {
-              source = std::string(kv);
-            }
-          }
-        } else {
-          source = source.substr(0, source.find(':'));
-        }
-        ShellWord src{source, source, 0};
-        if (absl::StartsWith(source, "~")) src.flags |= kWordTilde;
-        NormalPath p = Normalize(src);
-        const std::string joined = absl::StrJoin(p.parts, "/");
-        if (p.known &&
-            (IsCriticalPath(src) || absl::EndsWith(joined, "docker.sock") ||
-             absl::EndsWith(joined, "podman.sock") || absl::EndsWith(joined, "containerd.sock") ||
-             (p.home && p.parts.size() <= 1) || joined == "etc" ||
-             absl::StartsWith(joined, "etc/") || absl::StartsWith(joined, "root"))) {
-          return c.Add(R::kContainerEscape,
-                       absl::StrCat("mounts the host's ", Quote(source), " into the container"));
-        }
+      if (std::optional<std::string> escape = HostEscape(ReadRunOption(c.argv, k))) {
+        return c.Add(R::kContainerEscape, *escape);
       }
     }
   }

@@ -11,6 +11,52 @@
 namespace ccsandbox::policy::programs {
 namespace {
 
+// What a package manager's verb does.
+enum class PackageVerb {
+  kInstalls,         // runs the packages' install scripts, changes what later commands run
+  kPublishes,        // changes what everyone else installs
+  kRunsScript,       // a project's script
+  kReads,            // shows packages, the index or the tool's own state
+  kRunsProjectCode,  // builds, tests or runs the project
+  kChangesPackages,  // removes packages, changes sources or configuration
+};
+
+struct PackageVerbs {
+  absl::string_view verbs;  // space-separated
+  PackageVerb what;
+};
+
+// Tried in order; a verb in no row changes installed packages or their configuration.
+constexpr PackageVerbs kPackageVerbs[] = {
+    {"install i in reinstall upgrade dist-upgrade full-upgrade add build-dep localinstall "
+     "groupinstall dup up tap require update-packages get deps.get deps.update "
+     "archive.install local.hex local.rebar restore global create-project fetch source bundle",
+     PackageVerb::kInstalls},
+    {"publish push upload hex.publish yank", PackageVerb::kPublishes},
+    {"run-script", PackageVerb::kRunsScript},
+    {"search show list info policy depends rdepends madison changelog provides whatprovides "
+     "repoquery leaves deps outdated doctor config home cat uses desc files list-installed "
+     "query repolist check-update history why validate diagnose licenses --version -v -V "
+     "version help --help --prefix --cellar --repository --cache --env commands formulae casks "
+     "options log audit fund status check depends-on suggests stats dotty why-not browse docs",
+     PackageVerb::kReads},
+    {"run exec compile test build start serve", PackageVerb::kRunsProjectCode},
+};
+
+// Package managers whose `update` only refreshes the package index; for the others it upgrades
+// packages.
+constexpr absl::string_view kUpdateRefreshesIndex =
+    "apt apt-get aptitude brew apk port snap flatpak pkg";
+
+PackageVerb PackageVerbOf(absl::string_view program, absl::string_view verb) {
+  if (verb.empty()) return PackageVerb::kReads;  // prints its usage
+  if (verb == "update" && !InList(program, kUpdateRefreshesIndex)) return PackageVerb::kInstalls;
+  for (const PackageVerbs& row : kPackageVerbs) {
+    if (InList(verb, row.verbs)) return row.what;
+  }
+  return PackageVerb::kChangesPackages;
+}
+
 // apt, dnf, brew and other system or language package managers keyed by a verb.
 void VerbPackageManager(const Call& c) {
   size_t i = 0;
@@ -18,112 +64,25 @@ void VerbPackageManager(const Call& c) {
                                   "-o -c -t --target-release --installroot --repo "
                                   "-R --root --config");
   if (DynamicSub(c, sub)) return;
-  if (OneOf(sub, {"install",
-                  "i",
-                  "in",
-                  "reinstall",
-                  "upgrade",
-                  "dist-upgrade",
-                  "full-upgrade",
-                  "add",
-                  "build-dep",
-                  "localinstall",
-                  "groupinstall",
-                  "dup",
-                  "up",
-                  "tap",
-                  "require",
-                  "update-packages",
-                  "get",
-                  "deps.get",
-                  "deps.update",
-                  "archive.install",
-                  "local.hex",
-                  "local.rebar",
-                  "restore",
-                  "global",
-                  "create-project",
-                  "fetch",
-                  "source",
-                  "bundle"}) ||
-      (sub == "update" && !OneOf(c.name, {"apt", "apt-get", "aptitude", "brew", "apk", "port",
-                                          "snap", "flatpak", "pkg"}))) {
-    if (c.name == "brew" && sub == "bundle" && AnyWord(c.argv, i + 1, {"check", "list"})) {
-      return c.Add(R::kReadOnly, "bundle check only reads");
-    }
-    return Install(c, sub);
-  }
-  if (OneOf(sub, {"publish", "push", "upload", "hex.publish", "yank"})) return Publish(c, sub);
-  if (OneOf(sub, {"search",
-                  "show",
-                  "list",
-                  "info",
-                  "policy",
-                  "depends",
-                  "rdepends",
-                  "madison",
-                  "changelog",
-                  "provides",
-                  "whatprovides",
-                  "repoquery",
-                  "leaves",
-                  "deps",
-                  "outdated",
-                  "doctor",
-                  "config",
-                  "home",
-                  "cat",
-                  "uses",
-                  "desc",
-                  "files",
-                  "list-installed",
-                  "query",
-                  "repolist",
-                  "check-update",
-                  "history",
-                  "why",
-                  "validate",
-                  "diagnose",
-                  "licenses",
-                  "--version",
-                  "-v",
-                  "-V",
-                  "version",
-                  "help",
-                  "--help",
-                  "--prefix",
-                  "--cellar",
-                  "--repository",
-                  "--cache",
-                  "--env",
-                  "commands",
-                  "formulae",
-                  "casks",
-                  "options",
-                  "log",
-                  "audit",
-                  "fund",
-                  "status",
-                  "check",
-                  "depends-on",
-                  "suggests",
-                  "",
-                  "stats",
-                  "dotty",
-                  "why-not",
-                  "browse",
-                  "docs",
-                  "run-script"})) {
-    if (sub == "run-script") {
+  switch (PackageVerbOf(c.name, sub)) {
+    case PackageVerb::kInstalls:
+      if (c.name == "brew" && sub == "bundle" && AnyWord(c.argv, i + 1, {"check", "list"})) {
+        return c.Add(R::kReadOnly, "bundle check only reads");
+      }
+      return Install(c, sub);
+    case PackageVerb::kPublishes:
+      return Publish(c, sub);
+    case PackageVerb::kRunsScript:
       return c.Add(R::kOpaqueProgram, "run-script runs a project script");
-    }
-    return c.Add(R::kReadOnly,
-                 absl::StrCat(sub.empty() ? "(without a command)" : sub, " only reads"));
+    case PackageVerb::kReads:
+      return c.Add(R::kReadOnly,
+                   absl::StrCat(sub.empty() ? "(without a command)" : sub, " only reads"));
+    case PackageVerb::kRunsProjectCode:
+      return c.Add(R::kOpaqueProgram, absl::StrCat(sub, " runs project code"));
+    case PackageVerb::kChangesPackages:
+      return c.Add(R::kMutating,
+                   absl::StrCat(sub, " changes installed packages or their configuration"));
   }
-  if (OneOf(sub, {"run", "exec", "compile", "test", "build", "start", "serve"})) {
-    return c.Add(R::kOpaqueProgram, absl::StrCat(sub, " runs project code"));
-  }
-  c.Add(R::kMutating, absl::StrCat(sub, " changes installed packages or their configuration"));
 }
 
 void Pacman(const Call& c) {

@@ -2,6 +2,7 @@
 // interpreters.
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,130 +21,173 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Text tools that can write or run commands.
 
-// Scans a sed script for commands that execute (`e`, s///e) or write files (`w`, s///w).
+// What a sed script does beyond editing its input: commands that execute (`e`, s///e) or write
+// files (`w`, s///w), or a command this scan does not know.
 struct SedEffects {
   bool executes = false;
   bool writes = false;
   bool unknown = false;
 };
 
-SedEffects ScanSed(absl::string_view s) {
-  SedEffects fx;
-  size_t i = 0;
-  auto skip_to_eol = [&] {
-    while (i < s.size() && s[i] != '\n') ++i;
-  };
-  auto skip_delimited = [&](char delim) {  // i at the first char after the delimiter
-    while (i < s.size() && s[i] != delim) {
-      if (s[i] == '\\') ++i;
-      ++i;
-    }
-    ++i;
-  };
-  auto skip_address = [&] {
-    if (i < s.size() && (absl::ascii_isdigit(s[i]) || s[i] == '$')) {
-      while (i < s.size() && (absl::ascii_isdigit(s[i]) || s[i] == '$' || s[i] == '~')) ++i;
-    } else if (i < s.size() && s[i] == '/') {
-      ++i;
-      skip_delimited('/');
-      while (i < s.size() && (s[i] == 'I' || s[i] == 'M')) ++i;
-    } else if (i + 1 < s.size() && s[i] == '\\') {
-      const char d = s[i + 1];
-      i += 2;
-      skip_delimited(d);
-    }
-  };
-  int guard = 0;
-  while (i < s.size() && ++guard < 100000) {
-    const char ch = s[i];
-    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == ';' || ch == '}' || ch == '{') {
-      ++i;
-      continue;
-    }
-    skip_address();
-    while (i < s.size() &&
-           (s[i] == ' ' || s[i] == ',' || s[i] == '+' || s[i] == '~' || s[i] == '!')) {
-      if (s[i] == ',' || s[i] == '+' || s[i] == '~') {
-        ++i;
-        skip_address();
-      } else {
-        ++i;
+// What follows a sed command letter, and what the command does that matters here.
+enum class SedArgument {
+  kCount,          // an optional number (q's exit code, l's line length); most take nothing
+  kLabel,          // a label, comment or version, up to `;` or the end of the line
+  kText,           // text to add, or a file to read, up to the end of the line
+  kWriteFile,      // w, W: a file the command writes, up to the end of the line
+  kShellCommand,   // e: a command it runs, up to the end of the line
+  kSubstitute,     // s/regex/replacement/flags: the e flag runs, the w flag writes
+  kTransliterate,  // y/source/dest/
+};
+
+struct SedCommands {
+  absl::string_view letters;
+  SedArgument argument;
+};
+
+// GNU sed's commands; a letter that is in no row is unknown.
+constexpr SedCommands kSedCommands[] = {
+    {"{}=dDgGhHnNpPxzFlqQL", SedArgument::kCount},
+    {"#:btTv", SedArgument::kLabel},
+    {"aicrR", SedArgument::kText},
+    {"wW", SedArgument::kWriteFile},
+    {"e", SedArgument::kShellCommand},
+    {"s", SedArgument::kSubstitute},
+    {"y", SedArgument::kTransliterate},
+};
+
+std::optional<SedArgument> SedArgumentOf(char letter) {
+  for (const SedCommands& row : kSedCommands) {
+    if (row.letters.find(letter) != absl::string_view::npos) return row.argument;
+  }
+  return std::nullopt;
+}
+
+// Reads a sed script command by command: the addresses, the command letter, its argument.
+class SedScanner {
+ public:
+  explicit SedScanner(absl::string_view script) : s_(script) {}
+
+  SedEffects Scan() {
+    for (int guard = 0; i_ < s_.size() && ++guard < 100000;) {
+      if (At(" \t\n;}{")) {
+        ++i_;
+        continue;
       }
+      SkipAddresses();
+      if (i_ >= s_.size() || !ReadCommand()) break;
     }
-    if (i >= s.size()) break;
-    const char cmd = s[i++];
-    switch (cmd) {
-      case '{':
-      case '}':
-      case '=':
-      case 'd':
-      case 'D':
-      case 'g':
-      case 'G':
-      case 'h':
-      case 'H':
-      case 'n':
-      case 'N':
-      case 'p':
-      case 'P':
-      case 'x':
-      case 'z':
-      case 'F':
-      case 'l':
-      case 'q':
-      case 'Q':
-      case 'L':
-        while (i < s.size() && absl::ascii_isdigit(s[i])) ++i;
-        break;
-      case '#':
-      case ':':
-      case 'b':
-      case 't':
-      case 'T':
-      case 'v':
-        while (i < s.size() && s[i] != '\n' && s[i] != ';') ++i;
-        break;
-      case 'a':
-      case 'i':
-      case 'c':
-      case 'r':
-      case 'R':
-        skip_to_eol();
-        break;
-      case 'w':
-      case 'W':
-        fx.writes = true;
-        skip_to_eol();
-        break;
-      case 'e':
-        fx.executes = true;
-        skip_to_eol();
-        break;
-      case 's':
-      case 'y': {
-        if (i >= s.size()) return fx;
-        const char d = s[i++];
-        skip_delimited(d);
-        skip_delimited(d);
-        if (cmd == 'y') break;
-        while (i < s.size() && s[i] != ';' && s[i] != '\n' && s[i] != '}') {
-          if (s[i] == 'e') fx.executes = true;
-          if (s[i] == 'w') {
-            fx.writes = true;
-            skip_to_eol();
-            break;
-          }
-          ++i;
-        }
-        break;
-      }
-      default:
-        fx.unknown = true;
-        return fx;
+    return fx_;
+  }
+
+ private:
+  static constexpr absl::string_view kDigits = "0123456789";
+
+  // The next character is one of `chars`.
+  bool At(absl::string_view chars) const {
+    return i_ < s_.size() && chars.find(s_[i_]) != absl::string_view::npos;
+  }
+  void SkipAll(absl::string_view chars) {
+    while (At(chars)) ++i_;
+  }
+  void SkipUntil(absl::string_view ends) {
+    while (i_ < s_.size() && !At(ends)) ++i_;
+  }
+  // From the first character after `delim` to the first character after the next unescaped one.
+  void SkipDelimited(char delim) {
+    while (i_ < s_.size() && s_[i_] != delim) {
+      if (s_[i_] == '\\') ++i_;
+      ++i_;
+    }
+    ++i_;
+  }
+
+  // A line number (`3`, `$`, `first~step`), /regex/ with its I and M flags, or \cregexc.
+  void SkipAddress() {
+    if (At(kDigits) || At("$")) {
+      SkipAll("0123456789$~");
+    } else if (At("/")) {
+      ++i_;
+      SkipDelimited('/');
+      SkipAll("IM");
+    } else if (i_ + 1 < s_.size() && s_[i_] == '\\') {
+      const char delim = s_[i_ + 1];
+      i_ += 2;
+      SkipDelimited(delim);
     }
   }
-  return fx;
-}
+
+  // An address, the ranges and steps after it (`,addr`, `+N`, `~N`) and `!`.
+  void SkipAddresses() {
+    SkipAddress();
+    while (At(" ,+~!")) {
+      const bool another = At(",+~");
+      ++i_;
+      if (another) SkipAddress();
+    }
+  }
+
+  // The command letter and its argument; false when the rest of the script cannot be read.
+  bool ReadCommand() {
+    const std::optional<SedArgument> argument = SedArgumentOf(s_[i_++]);
+    if (!argument.has_value()) {
+      fx_.unknown = true;
+      return false;
+    }
+    switch (*argument) {
+      case SedArgument::kCount:
+        SkipAll(kDigits);
+        return true;
+      case SedArgument::kLabel:
+        SkipUntil("\n;");
+        return true;
+      case SedArgument::kText:
+        SkipUntil("\n");
+        return true;
+      case SedArgument::kWriteFile:
+        fx_.writes = true;
+        SkipUntil("\n");
+        return true;
+      case SedArgument::kShellCommand:
+        fx_.executes = true;
+        SkipUntil("\n");
+        return true;
+      case SedArgument::kSubstitute:
+      case SedArgument::kTransliterate:
+        if (i_ >= s_.size()) return false;
+        SkipPatterns();
+        if (*argument == SedArgument::kSubstitute) ReadSubstituteFlags();
+        return true;
+    }
+    return true;
+  }
+
+  // s/regex/replacement/ and y/source/dest/, from the delimiter on.
+  void SkipPatterns() {
+    const char delim = s_[i_++];
+    SkipDelimited(delim);
+    SkipDelimited(delim);
+  }
+
+  // s///'s flags: e runs the pattern space as a command, w FILE writes to FILE.
+  void ReadSubstituteFlags() {
+    while (i_ < s_.size() && !At(";\n}")) {
+      if (s_[i_] == 'e') fx_.executes = true;
+      if (s_[i_] == 'w') {
+        fx_.writes = true;
+        SkipUntil("\n");
+        return;
+      }
+      ++i_;
+    }
+  }
+
+  absl::string_view s_;
+  size_t i_ = 0;
+  SedEffects fx_;
+};
+
+SedEffects ScanSed(absl::string_view script) { return SedScanner(script).Scan(); }
 
 void Sed(const Call& c) {
   ArgScan s = ScanArgs(c.argv, 1, {"efl", "expression file line-length"}, false);
@@ -355,81 +399,118 @@ void Editor(const Call& c) {
   c.Add(R::kMutating, "opens an editor that can change files");
 }
 
-}  // namespace
+// Each interpreter's short options: those that take code (python -c, node -e, perl -e) and
+// those that take a value, attached or the next word (python -m, perl -I).
+struct InterpreterFlags {
+  absl::string_view names;  // space-separated
+  absl::string_view code;
+  absl::string_view value;
+};
 
-void Interpreter(const Call& c) {
-  absl::string_view name = c.name;
-  const bool python = absl::StartsWith(name, "python") || absl::StartsWith(name, "pypy");
-  absl::string_view code_flags = "ec";
-  absl::string_view value_flags = "";  // options taking a value (attached or the next word)
-  if (python) {
-    code_flags = "c";
-    value_flags = "mWXQ";
-  } else if (OneOf(name, {"node", "nodejs", "bun", "deno", "ts-node", "tsx"})) {
-    code_flags = "ep";
-    value_flags = "rC";
-  } else if (name == "perl") {
-    code_flags = "eE";
-    value_flags = "IMmCx";
-  } else if (name == "ruby") {
-    code_flags = "e";
-    value_flags = "IrCxT";
-  } else if (name == "php") {
-    code_flags = "rRBE";
-    value_flags = "dcfzS";
+constexpr InterpreterFlags kInterpreterFlags[] = {
+    {"node nodejs bun deno ts-node tsx", "ep", "rC"},
+    {"perl", "eE", "IMmCx"},
+    {"ruby", "e", "IrCxT"},
+    {"php", "rRBE", "dcfzS"},
+};
+
+// python3.12, pypy3 and the like.
+constexpr InterpreterFlags kPythonFlags = {"python* pypy*", "c", "mWXQ"};
+// Everything else (lua, julia, …): -e and -c are code; no short option takes a value.
+constexpr InterpreterFlags kOtherFlags = {"", "ec", ""};
+
+bool IsPython(absl::string_view name) {
+  return absl::StartsWith(name, "python") || absl::StartsWith(name, "pypy");
+}
+
+InterpreterFlags FlagsOf(absl::string_view name) {
+  if (IsPython(name)) return kPythonFlags;
+  for (const InterpreterFlags& row : kInterpreterFlags) {
+    if (InList(name, row.names)) return row;
   }
+  return kOtherFlags;
+}
+
+// python -m MODULE ARGS…: what the module does; `module_argv` starts at the module's name.
+struct PythonModules {
+  absl::string_view names;  // space-separated
+  void (*run)(const Call& c, absl::string_view module, Args module_argv);
+};
+
+const PythonModules kPythonModules[] = {
+    {"pip", [](const Call& c, absl::string_view, Args argv) { Pip(c, argv, "-m pip"); }},
+    {"ensurepip", [](const Call& c, absl::string_view, Args) { Install(c, "-m ensurepip"); }},
+    {"venv virtualenv compileall py_compile",
+     [](const Call& c, absl::string_view module, Args) {
+       c.Add(R::kMutating, absl::StrCat("-m ", module, " writes files"));
+     }},
+    {"twine",
+     [](const Call& c, absl::string_view, Args argv) {
+       Twine({"twine", argv, c.sink});
+     }},
+    {"json.tool pydoc site sysconfig platform tokenize dis this",
+     [](const Call& c, absl::string_view module, Args) {
+       c.Add(R::kReadOnly, absl::StrCat("-m ", module, " only reads"));
+     }},
+    {"black isort autopep8 ruff yapf",
+     [](const Call& c, absl::string_view module, Args argv) {
+       Formatter({module, argv, c.sink});
+     }},
+    {"uv poetry pipx pdm hatch pipenv conda",
+     [](const Call& c, absl::string_view module, Args argv) {
+       PythonProjectTool({module, argv, c.sink});
+     }},
+};
+
+void PythonModule(const Call& c, absl::string_view module, Args module_argv) {
+  for (const PythonModules& row : kPythonModules) {
+    if (InList(module, row.names)) return row.run(c, module, module_argv);
+  }
+  c.Add(R::kOpaqueProgram, absl::StrCat("runs the module ", module));
+}
+
+// Reads the interpreter's arguments up to the code it runs: inline code, a module, a script.
+// Returns false when the program comes from standard input (`-`, or no script).
+bool InterpreterArgumentsDecide(const Call& c) {
+  const InterpreterFlags flags = FlagsOf(c.name);
   for (size_t i = 1; i < c.argv.size(); ++i) {
     const ShellWord& w = c.argv[i];
     const std::string& t = w.text;
     if (!w.literal()) {
       c.Add(R::kOpaqueProgram, "runs code only known at run time");
-      return;
+      return true;
     }
     if (OneOf(t, {"--version", "-V", "-v", "-version", "--help", "-h"}) && i == 1 &&
         c.argv.size() == 2) {
-      return c.Add(R::kReadOnly, "prints its version or help");
+      c.Add(R::kReadOnly, "prints its version or help");
+      return true;
     }
-    if (name == "perl" && ClusterHasCode(t, "i", value_flags)) {
+    if (c.name == "perl" && ClusterHasCode(t, "i", flags.value)) {
       c.Add(R::kMutating, "-i edits files in place");
     }
     if (OneOf(t, {"--eval", "--print", "--command"}) ||
-        ClusterHasCode(t, code_flags, value_flags)) {
-      return c.Add(R::kOpaqueProgram, "runs inline code");
+        ClusterHasCode(t, flags.code, flags.value)) {
+      c.Add(R::kOpaqueProgram, "runs inline code");
+      return true;
     }
-    if (python && t == "-m" && i + 1 < c.argv.size()) {
-      const std::string module = c.argv[i + 1].text;
-      Args rest = c.argv.subspan(i + 1);
-      if (module == "pip") return Pip(c, rest, "-m pip");
-      if (module == "ensurepip") return Install(c, "-m ensurepip");
-      if (OneOf(module, {"venv", "virtualenv", "compileall", "py_compile"})) {
-        return c.Add(R::kMutating, absl::StrCat("-m ", module, " writes files"));
-      }
-      if (module == "twine") {
-        Call inner{"twine", rest, c.sink};
-        return Twine(inner);
-      }
-      if (OneOf(module, {"json.tool", "pydoc", "site", "sysconfig", "platform", "tokenize", "dis",
-                         "this"})) {
-        return c.Add(R::kReadOnly, absl::StrCat("-m ", module, " only reads"));
-      }
-      if (OneOf(module, {"black", "isort", "autopep8", "ruff", "yapf"})) {
-        Call inner{module, rest, c.sink};
-        return Formatter(inner);
-      }
-      if (OneOf(module, {"uv", "poetry", "pipx", "pdm", "hatch", "pipenv", "conda"})) {
-        Call inner{module, rest, c.sink};
-        return PythonProjectTool(inner);
-      }
-      return c.Add(R::kOpaqueProgram, absl::StrCat("runs the module ", module));
+    if (IsPython(c.name) && t == "-m" && i + 1 < c.argv.size()) {
+      PythonModule(c, c.argv[i + 1].text, c.argv.subspan(i + 1));
+      return true;
     }
-    if (t == "-") break;
+    if (t == "-") return false;
     if (t.size() > 1 && t[0] == '-') {
-      if (t.size() == 2 && value_flags.find(t[1]) != absl::string_view::npos) ++i;
+      if (t.size() == 2 && flags.value.find(t[1]) != absl::string_view::npos) ++i;
       if (OneOf(t, {"--require", "--import", "--loader", "--experimental-loader"})) ++i;
       continue;
     }
-    return c.Add(R::kOpaqueProgram, absl::StrCat("runs the script ", Quote(t)));
+    c.Add(R::kOpaqueProgram, absl::StrCat("runs the script ", Quote(t)));
+    return true;
   }
+  return false;
+}
+
+// No script or code in the arguments: the program is a here-document, a pipe, or typed in.
+void ProgramFromStandardInput(const Call& c) {
   const ShellCommand& cmd = c.sink.Command();
   for (const ShellRedirect& r : cmd.redirects) {
     if (r.fd <= 0 && (r.op == RedirectOp::kHereDoc || r.op == RedirectOp::kHereString)) {
@@ -440,6 +521,13 @@ void Interpreter(const Call& c) {
     return c.Add(R::kDynamicCode, "runs code piped in from another command");
   }
   c.Add(R::kOpaqueProgram, "starts an interactive interpreter");
+}
+
+}  // namespace
+
+void Interpreter(const Call& c) {
+  if (InterpreterArgumentsDecide(c)) return;
+  ProgramFromStandardInput(c);
 }
 
 std::vector<ProgramGroup> TextPrograms() {

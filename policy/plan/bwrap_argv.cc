@@ -1,12 +1,16 @@
 #include "policy/plan/bwrap_argv.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "policy/plan/egress_wiring.h"
 #include "base/paths.h"
+#include "policy/plan/egress_wiring.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -58,7 +62,7 @@ class SourceMap {
       : plan_(plan), sources_(sources) {}
   std::string Mount(int i) const {
     return i < static_cast<int>(sources_.mounts.size()) ? sources_.mounts[i]
-                                                         : plan_.mounts(i).host_path();
+                                                        : plan_.mounts(i).host_path();
   }
   absl::StatusOr<std::string> Of(const std::string& path) const {
     if (sources_.stage_beneath) return sources_.stage_beneath(path);
@@ -82,6 +86,205 @@ class SourceMap {
   const BindSources& sources_;
 };
 
+// A deny operation, queued until every one is known: they are emitted parents first, since a
+// mount made over a directory after a mount inside it would hide the inner one.
+struct DenyOp {
+  std::string path;
+  std::vector<std::string> args;
+};
+
+// What the stages share: the inputs, the argv so far, the mounts visible inside and the queued
+// deny operations.
+struct Rendering {
+  Rendering(const v1::LaunchPlan& plan, const BwrapConfig& config, const HostView& host)
+      : plan(plan), config(config), host(host), source(plan, config.sources) {}
+
+  void Op(std::initializer_list<std::string> args) {
+    argv.insert(argv.end(), args.begin(), args.end());
+  }
+  // Paths under a hidden secret are not visible.
+  bool IsHidden(const std::string& path) const {
+    for (const std::string& h : hidden) {
+      if (IsUnderOrEqual(path, h)) return true;
+    }
+    return false;
+  }
+  bool NeedsShim() const { return plan.has_egress() || plan.has_create_guard(); }
+
+  const v1::LaunchPlan& plan;
+  const BwrapConfig& config;
+  const HostView& host;
+  const SourceMap source;
+  std::vector<std::string> argv;
+  MountTable table;
+  std::vector<DenyOp> deny_ops;
+  std::vector<std::string> hidden;  // deny-read paths covered so far
+};
+
+// Namespaces: user, pid, ipc, uts, net, cgroup; no capabilities inside, even for root.
+absl::Status NamespacesAndBase(Rendering& r) {
+  r.argv.push_back(r.config.bwrap_path);
+  r.Op({"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"});
+  if (r.config.inside_root) r.Op({"--uid", "0", "--gid", "0"});
+  if (r.config.seccomp_fd.has_value()) r.Op({"--seccomp", absl::StrCat(*r.config.seccomp_fd)});
+  return absl::OkStatus();
+}
+
+// The read-only system base; symlinks (merged-/usr /bin -> usr/bin) stay symlinks.
+absl::Status SystemDirs(Rendering& r) {
+  for (const std::string& dir : r.config.system_ro_dirs) {
+    switch (r.host.KindOf(dir)) {
+      case HostView::Kind::kSymlink:
+        r.Op({"--symlink", r.host.LinkTarget(dir), dir});
+        break;
+      case HostView::Kind::kDirectory:
+      case HostView::Kind::kFile:
+        r.Op({"--ro-bind", dir, dir});
+        r.table.Add(dir, false);
+        break;
+      case HostView::Kind::kMissing:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Kernel tunables stay read-only for every caller (core_pattern runs a helper as host root);
+// bwrap skips covering /proc/sys when its own access() check says it is read-only.
+absl::Status ProcDevTmp(Rendering& r) {
+  r.Op({"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
+        "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev", "--tmpfs", "/tmp"});
+  return absl::OkStatus();
+}
+
+// The plan's mounts, in its order.
+absl::Status Binds(Rendering& r) {
+  for (int i = 0; i < r.plan.mounts_size(); ++i) {
+    const v1::PlanMount& mount = r.plan.mounts(i);
+    r.Op({mount.read_only() ? "--ro-bind" : "--bind", r.source.Mount(i), mount.guest_path()});
+    r.table.Add(mount.guest_path(), !mount.read_only());
+  }
+  return absl::OkStatus();
+}
+
+// Secrets (queued): an empty READ-ONLY directory (a writable tmpfs would let the agent plant
+// keys there) or /dev/null over files.
+absl::Status DenyRead(Rendering& r) {
+  for (const std::string& path : r.plan.deny_read_paths()) {
+    // A concrete path may hold '*' or '?' (a directory named "co*py"): what exists is
+    // rendered; an unexpanded glob does not exist and renders nothing.
+    if (r.table.Containing(path) == nullptr || ThroughSymlink(path, r.host)) continue;
+    switch (r.host.KindOf(path)) {
+      case HostView::Kind::kDirectory:
+        r.deny_ops.push_back({path, {"--tmpfs", path, "--remount-ro", path}});
+        r.hidden.push_back(path);
+        break;
+      case HostView::Kind::kFile:
+        r.deny_ops.push_back({path, {"--ro-bind", "/dev/null", path}});
+        r.hidden.push_back(path);
+        break;
+      default:  // missing, or a symlink whose resolved spelling is its own entry
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Deny-write (queued): read-only self-binds. A mount point cannot be renamed, unlinked or
+// replaced (EBUSY), so each ancestor up to the enclosing mount is pinned as a mount point too —
+// otherwise renaming a parent directory would move the protected path out of the way.
+absl::Status DenyWriteAndPins(Rendering& r) {
+  std::vector<std::string> deny_write(r.plan.deny_write_paths().begin(),
+                                      r.plan.deny_write_paths().end());
+  std::stable_sort(
+      deny_write.begin(), deny_write.end(),
+      [](const std::string& a, const std::string& b) { return PathDepth(a) < PathDepth(b); });
+  std::set<std::string> done;
+  for (const std::string& path : deny_write) {
+    if (r.IsHidden(path) || done.count(path) > 0 || ThroughSymlink(path, r.host)) continue;
+    const Mount* mount = r.table.Containing(path);
+    if (mount == nullptr || !mount->writable) continue;  // invisible, or read-only already
+    const HostView::Kind kind = r.host.KindOf(path);
+    if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
+    const std::string enclosing = mount->path;
+    std::vector<std::string> ancestors;
+    for (std::string a = ParentPath(path); a.size() > enclosing.size(); a = ParentPath(a)) {
+      ancestors.push_back(a);
+    }
+    for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
+      if (r.table.IsMountPoint(*it) || r.host.KindOf(*it) != HostView::Kind::kDirectory) continue;
+      absl::StatusOr<std::string> pinned = r.source.Of(*it);
+      if (!pinned.ok()) return pinned.status();
+      r.deny_ops.push_back({*it, {"--bind", *pinned, *it}});
+      r.table.Add(*it, true);
+    }
+    absl::StatusOr<std::string> protected_source = r.source.Of(path);
+    if (!protected_source.ok()) return protected_source.status();
+    r.deny_ops.push_back({path, {"--ro-bind", *protected_source, path}});
+    r.table.Add(path, false);
+    done.insert(path);
+  }
+  return absl::OkStatus();
+}
+
+// The queued deny operations, parents first.
+absl::Status DenyOpsParentsFirst(Rendering& r) {
+  std::stable_sort(r.deny_ops.begin(), r.deny_ops.end(), [](const DenyOp& a, const DenyOp& b) {
+    return PathDepth(a.path) < PathDepth(b.path);
+  });
+  for (const DenyOp& deny : r.deny_ops)
+    r.argv.insert(r.argv.end(), deny.args.begin(), deny.args.end());
+  return absl::OkStatus();
+}
+
+// Egress: the only way out of the empty network namespace is the session's proxies. The shim
+// (bridges and the create guard) is bound in read-only.
+absl::Status EgressAndShim(Rendering& r) {
+  if (r.NeedsShim() && r.config.shim_path.empty()) {
+    return absl::FailedPreconditionError(
+        "the launcher has no sandbox_shim (needed for egress and the create guard)");
+  }
+  if (r.NeedsShim() && r.config.shim_args.empty()) {
+    return absl::InternalError("the plan needs the shim but the launcher gave it no arguments");
+  }
+  const BindSources& sources = r.config.sources;
+  if (r.plan.has_egress()) {
+    r.Op({"--ro-bind", SourceMap::Or(sources.http_socket, r.plan.egress().http_socket()),
+          kSandboxHttpSocket});
+    r.Op({"--ro-bind", SourceMap::Or(sources.socks_socket, r.plan.egress().socks_socket()),
+          kSandboxSocksSocket});
+  }
+  if (r.NeedsShim()) {
+    r.Op({"--ro-bind", SourceMap::Or(sources.shim, r.config.shim_path), kSandboxShimPath});
+  }
+  return absl::OkStatus();
+}
+
+// The command, under the shim when the plan needs it.
+absl::Status ChdirAndCommand(Rendering& r) {
+  r.Op({"--chdir", r.plan.workdir(), "--"});
+  if (r.NeedsShim()) {
+    r.argv.push_back(kSandboxShimPath);
+    r.argv.insert(r.argv.end(), r.config.shim_args.begin(), r.config.shim_args.end());
+  }
+  r.argv.insert(r.argv.end(), r.plan.argv().begin(), r.plan.argv().end());
+  return absl::OkStatus();
+}
+
+// The mount plan, in the order bubblewrap applies it.
+using Stage = absl::Status (*)(Rendering&);
+constexpr Stage kStages[] = {
+    NamespacesAndBase,    // bwrap --unshare-all … --cap-drop ALL [--uid 0 --gid 0] [--seccomp FD]
+    SystemDirs,           // --ro-bind /usr /usr, --symlink usr/bin /bin, …
+    ProcDevTmp,           // --proc /proc, /proc/sys read-only, --dev /dev, --tmpfs /tmp
+    Binds,                // --bind or --ro-bind SOURCE GUEST for each of the plan's mounts
+    DenyRead,             // (queued) --tmpfs + --remount-ro, or /dev/null, over each secret
+    DenyWriteAndPins,     // (queued) ancestors pinned with --bind, the path --ro-bind
+    DenyOpsParentsFirst,  // the queued deny operations, shallowest path first
+    EgressAndShim,        // --ro-bind the proxy sockets and the shim
+    ChdirAndCommand,      // --chdir WORKDIR -- [SHIM SHIM_ARGS… --] ARGV…
+};
+
 }  // namespace
 
 std::vector<std::string> DefaultSystemRoDirs() {
@@ -94,145 +297,11 @@ absl::StatusOr<std::vector<std::string>> RenderBwrapArgv(const v1::LaunchPlan& p
   if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
     return absl::InvalidArgumentError("backend: bwrap renders native plans only");
   }
-  std::vector<std::string> argv = {config.bwrap_path};
-  auto op = [&argv](std::initializer_list<std::string> args) {
-    argv.insert(argv.end(), args.begin(), args.end());
-  };
-  // Namespaces: user, pid, ipc, uts, net, cgroup; no capabilities inside, even for root.
-  op({"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"});
-  if (config.inside_root) op({"--uid", "0", "--gid", "0"});
-  if (config.seccomp_fd.has_value()) op({"--seccomp", absl::StrCat(*config.seccomp_fd)});
-
-  MountTable table;
-  for (const std::string& dir : config.system_ro_dirs) {
-    switch (host.KindOf(dir)) {
-      case HostView::Kind::kSymlink:
-        op({"--symlink", host.LinkTarget(dir), dir});
-        break;
-      case HostView::Kind::kDirectory:
-      case HostView::Kind::kFile:
-        op({"--ro-bind", dir, dir});
-        table.Add(dir, false);
-        break;
-      case HostView::Kind::kMissing:
-        break;
-    }
+  Rendering r(plan, config, host);
+  for (Stage stage : kStages) {
+    if (absl::Status status = stage(r); !status.ok()) return status;
   }
-  // Kernel tunables stay read-only for every caller (core_pattern runs a helper as host
-  // root); bwrap skips covering /proc/sys when its own access() check says it is read-only.
-  op({"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try",
-      "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev", "--tmpfs", "/tmp"});
-
-  const SourceMap source(plan, config.sources);
-  for (int i = 0; i < plan.mounts_size(); ++i) {
-    const v1::PlanMount& mount = plan.mounts(i);
-    op({mount.read_only() ? "--ro-bind" : "--bind", source.Mount(i), mount.guest_path()});
-    table.Add(mount.guest_path(), !mount.read_only());
-  }
-
-  // Deny operations are collected, then emitted parents first: a mount made over a
-  // directory after a mount inside it would hide the inner one.
-  struct DenyOp {
-    std::string path;
-    std::vector<std::string> args;
-  };
-  std::vector<DenyOp> deny_ops;
-
-  // Secrets: an empty READ-ONLY directory (a writable tmpfs would let the agent plant keys
-  // there) or /dev/null over files.
-  std::vector<std::string> hidden;
-  for (const std::string& path : plan.deny_read_paths()) {
-    // A concrete path may hold '*' or '?' (a directory named "co*py"): what exists is
-    // rendered; an unexpanded glob does not exist and renders nothing.
-    if (table.Containing(path) == nullptr || ThroughSymlink(path, host)) continue;
-    switch (host.KindOf(path)) {
-      case HostView::Kind::kDirectory:
-        deny_ops.push_back({path, {"--tmpfs", path, "--remount-ro", path}});
-        hidden.push_back(path);
-        break;
-      case HostView::Kind::kFile:
-        deny_ops.push_back({path, {"--ro-bind", "/dev/null", path}});
-        hidden.push_back(path);
-        break;
-      default:  // missing, or a symlink whose resolved spelling is its own entry
-        break;
-    }
-  }
-  auto is_hidden = [&hidden](const std::string& path) {
-    for (const std::string& h : hidden) {
-      if (IsUnderOrEqual(path, h)) return true;
-    }
-    return false;
-  };
-
-  // Deny-write: read-only self-binds. A mount point cannot be renamed, unlinked or replaced
-  // (EBUSY), so each ancestor up to the enclosing mount is pinned as a mount point too —
-  // otherwise renaming a parent directory would move the protected path out of the way.
-  std::vector<std::string> deny_write(plan.deny_write_paths().begin(),
-                                      plan.deny_write_paths().end());
-  std::stable_sort(deny_write.begin(), deny_write.end(),
-                   [](const std::string& a, const std::string& b) {
-                     return PathDepth(a) < PathDepth(b);
-                   });
-  std::set<std::string> done;
-  for (const std::string& path : deny_write) {
-    if (is_hidden(path) || done.count(path) > 0 || ThroughSymlink(path, host)) {
-      continue;
-    }
-    const Mount* mount = table.Containing(path);
-    if (mount == nullptr || !mount->writable) continue;  // invisible, or read-only already
-    const HostView::Kind kind = host.KindOf(path);
-    if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
-    const std::string enclosing = mount->path;
-    std::vector<std::string> ancestors;
-    for (std::string a = ParentPath(path); a.size() > enclosing.size(); a = ParentPath(a)) {
-      ancestors.push_back(a);
-    }
-    for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
-      if (table.IsMountPoint(*it) || host.KindOf(*it) != HostView::Kind::kDirectory) continue;
-      absl::StatusOr<std::string> pinned = source.Of(*it);
-      if (!pinned.ok()) return pinned.status();
-      deny_ops.push_back({*it, {"--bind", *pinned, *it}});
-      table.Add(*it, true);
-    }
-    absl::StatusOr<std::string> protected_source = source.Of(path);
-    if (!protected_source.ok()) return protected_source.status();
-    deny_ops.push_back({path, {"--ro-bind", *protected_source, path}});
-    table.Add(path, false);
-    done.insert(path);
-  }
-
-  std::stable_sort(deny_ops.begin(), deny_ops.end(), [](const DenyOp& a, const DenyOp& b) {
-    return PathDepth(a.path) < PathDepth(b.path);
-  });
-  for (const DenyOp& deny : deny_ops) argv.insert(argv.end(), deny.args.begin(), deny.args.end());
-
-  // Egress: the only way out of the empty network namespace is the session's proxies.
-  const bool guard = plan.has_create_guard();
-  if ((plan.has_egress() || guard) && config.shim_path.empty()) {
-    return absl::FailedPreconditionError(
-        "the launcher has no sandbox_shim (needed for egress and the create guard)");
-  }
-  if ((plan.has_egress() || guard) && config.shim_args.empty()) {
-    return absl::InternalError("the plan needs the shim but the launcher gave it no arguments");
-  }
-  if (plan.has_egress()) {
-    op({"--ro-bind", SourceMap::Or(config.sources.http_socket, plan.egress().http_socket()),
-        kSandboxHttpSocket});
-    op({"--ro-bind", SourceMap::Or(config.sources.socks_socket, plan.egress().socks_socket()),
-        kSandboxSocksSocket});
-  }
-  if (plan.has_egress() || guard) {
-    op({"--ro-bind", SourceMap::Or(config.sources.shim, config.shim_path), kSandboxShimPath});
-  }
-
-  op({"--chdir", plan.workdir(), "--"});
-  if (plan.has_egress() || guard) {
-    argv.push_back(kSandboxShimPath);
-    argv.insert(argv.end(), config.shim_args.begin(), config.shim_args.end());
-  }
-  argv.insert(argv.end(), plan.argv().begin(), plan.argv().end());
-  return argv;
+  return std::move(r.argv);
 }
 
 }  // namespace ccsandbox::policy
