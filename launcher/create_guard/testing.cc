@@ -77,7 +77,7 @@ std::vector<std::string> GuardedSandbox::BwrapArgv(int baseline_fd, int channel_
   // One bwrap operation per line.
   // clang-format off
   std::vector<std::string> argv = {
-      "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+      "bwrap", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
       "--seccomp", absl::StrCat(baseline_fd),
       "--ro-bind", "/usr", "/usr",
       "--symlink", "usr/lib", "/lib",

@@ -122,9 +122,13 @@ struct Rendering {
 };
 
 // Namespaces: user, pid, ipc, uts, net, cgroup; no capabilities inside, even for root.
+// No --new-session: the sandbox's pid 1 stays in the process group the launcher kills, and
+// bwrap's setsid() would take it out before it has armed --die-with-parent (a kill landing in
+// that gap left the sandbox running). The launcher already starts bwrap in a session of its own
+// with no controlling terminal, and the seccomp baseline refuses TIOCSTI.
 absl::Status NamespacesAndBase(Rendering& r) {
   r.argv.push_back(r.config.bwrap_path);
-  r.Op({"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"});
+  r.Op({"--unshare-all", "--die-with-parent", "--cap-drop", "ALL"});
   if (r.config.inside_root) r.Op({"--uid", "0", "--gid", "0"});
   if (r.config.seccomp_fd.has_value()) r.Op({"--seccomp", absl::StrCat(*r.config.seccomp_fd)});
   return absl::OkStatus();
