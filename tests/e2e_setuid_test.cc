@@ -1,4 +1,4 @@
-// No set-id files out of a sandbox (issue 10, part 2): against the real broker
+// No set-id files out of a sandbox: against the real broker
 // and launcher, real bwrap and the seccomp baseline, every ordinary way to
 // leave an S_ISUID or S_ISGID file in a writable bind fails, the host file
 // never carries either bit, and the refusal is reported as a violation event.
