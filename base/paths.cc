@@ -40,8 +40,6 @@ int PathDepth(absl::string_view path) {
   return static_cast<int>(std::count(path.begin(), path.end(), '/'));
 }
 
-bool IsGlob(absl::string_view path) {
-  return path.find_first_of("*?") != absl::string_view::npos;
-}
+bool IsGlob(absl::string_view path) { return path.find_first_of("*?") != absl::string_view::npos; }
 
 }  // namespace ccsandbox

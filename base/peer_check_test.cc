@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "base/unique_fd.h"
+#include "gtest/gtest.h"
 
 namespace ccsandbox {
 namespace {
@@ -22,12 +22,13 @@ TEST(StatusShowsNestedPidNamespace, Table) {
     bool nested;
   } cases[] = {
       {"Name:\tsh\nNSpid:\t4242\nNSpgid:\t4242\n", false},
-      {"Name:\tsh\nNSpid:\t4242\t3\n", true},      // one level down: a sandbox
-      {"Name:\tsh\nNSpid:\t4242\t7\t1\n", true},   // two levels
-      {"Name:\tsh\nPid:\t4242\n", true},           // no NSpid line: fail closed
+      {"Name:\tsh\nNSpid:\t4242\t3\n", true},     // one level down: a sandbox
+      {"Name:\tsh\nNSpid:\t4242\t7\t1\n", true},  // two levels
+      {"Name:\tsh\nPid:\t4242\n", true},          // no NSpid line: fail closed
       {"", true},
   };
-  for (const Case& c : cases) EXPECT_EQ(StatusShowsNestedPidNamespace(c.status), c.nested) << c.status;
+  for (const Case& c : cases)
+    EXPECT_EQ(StatusShowsNestedPidNamespace(c.status), c.nested) << c.status;
 }
 
 TEST(CheckPeerOutsideSandboxes, OurselvesAndInvisiblePids) {

@@ -18,8 +18,8 @@ absl::StatusOr<sockaddr_un> Address(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "socket: '", path, "' must be 1..", sizeof(addr.sun_path) - 1, " bytes long"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket: '", path, "' must be 1..", sizeof(addr.sun_path) - 1, " bytes long"));
   }
   memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   return addr;
@@ -54,8 +54,8 @@ absl::StatusOr<std::unique_ptr<PeerListener>> PeerListener::Bind(const std::stri
   if (!listener->listen_fd_.valid()) return absl::InternalError("socket() failed");
   // Created 0660 from the start: no window in which others may connect.
   const mode_t old_mask = umask(0117);
-  const int bound = bind(listener->listen_fd_.get(), reinterpret_cast<const sockaddr*>(&*addr),
-                         sizeof(*addr));
+  const int bound =
+      bind(listener->listen_fd_.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr));
   const int bind_errno = errno;
   umask(old_mask);
   if (bound != 0) {

@@ -9,7 +9,8 @@ namespace ccsandbox::broker {
 
 std::optional<int> ExitCodeFor(const v1::SandboxEvent& event) {
   if (event.has_exit()) return event.exit().exit_code();
-  if (event.has_killed()) return 128 + (event.killed().signal() > 0 ? event.killed().signal() : SIGKILL);
+  if (event.has_killed())
+    return 128 + (event.killed().signal() > 0 ? event.killed().signal() : SIGKILL);
   if (event.has_error()) return 125;
   return std::nullopt;
 }

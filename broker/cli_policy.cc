@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "broker/cli_exit.h"
 #include "absl/strings/str_join.h"
+#include "broker/cli_exit.h"
 #include "google/protobuf/util/json_util.h"
 #include "proto/policy.grpc.pb.h"
 

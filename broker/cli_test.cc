@@ -80,7 +80,8 @@ TEST(StderrNoticeFor, PrintsViolationsAsSpecified) {
 TEST(EventJson, PrintsExitCodeZero) {
   v1::SandboxEvent e;
   e.mutable_exit()->set_exit_code(0);
-  EXPECT_EQ(EventJson(e), R"({"sessionId":"","backend":"SANDBOX_BACKEND_UNSPECIFIED","exit":{"exitCode":0}})");
+  EXPECT_EQ(EventJson(e),
+            R"({"sessionId":"","backend":"SANDBOX_BACKEND_UNSPECIFIED","exit":{"exitCode":0}})");
 }
 
 TEST(PolicyExitCode, FollowsTheVerdictAndFailsClosedWithoutOne) {

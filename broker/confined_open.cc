@@ -88,7 +88,7 @@ absl::StatusOr<UniqueFd> OpenRoot(const std::string& path) {
 }
 
 absl::StatusOr<UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
-                                                mode_t mode) {
+                                      mode_t mode) {
   if (absl::Status s = CheckRelative(relative); !s.ok()) return s;
   const std::string path(relative);
   const int fd = Openat2(root_fd, path.c_str(), flags, mode);

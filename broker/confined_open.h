@@ -34,7 +34,7 @@ absl::StatusOr<UniqueFd> OpenRoot(const std::string& path);
 // `relative` must not be absolute; `mode` is used with O_CREAT / O_TMPFILE. An escape is
 // PERMISSION_DENIED, a missing file NOT_FOUND.
 absl::StatusOr<UniqueFd> OpenConfined(int root_fd, absl::string_view relative, int flags,
-                                                mode_t mode = 0);
+                                      mode_t mode = 0);
 
 // mkdir -p below the root, one component at a time with the same resolution rules, so a
 // symlink planted on the way cannot make it create directories outside.

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "base/real_host_view.h"
+#include "gtest/gtest.h"
 #include "policy/guardrails/path_confinement.h"
 
 namespace ccsandbox::broker {

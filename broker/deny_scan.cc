@@ -2,10 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <glob.h>
+#include <limits.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,12 +19,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/paths.h"
+#include "base/unique_fd.h"
 #include "policy/plan/filename_patterns.h"
 #include "policy/plan/git_config_paths.h"
-#include "base/unique_fd.h"
-#include "base/paths.h"
 #include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::broker {
@@ -182,7 +182,7 @@ class Walker {
     return absl::OkStatus();
   }
 
- // Every other name (hard link) of a protected regular file is protected too.
+  // Every other name (hard link) of a protected regular file is protected too.
   void ProtectHardLinks() {
     std::vector<std::string> more;
     for (const std::string& path : scan_.deny_write) {
@@ -197,7 +197,7 @@ class Walker {
     scan_.deny_write.insert(scan_.deny_write.end(), more.begin(), more.end());
   }
 
- // The repository that encloses a bound directory (only a subdirectory of it is bound)
+  // The repository that encloses a bound directory (only a subdirectory of it is bound)
   // configures git for it too.
   void ScanEnclosingRepository(const std::string& root) {
     for (std::string dir = ParentPath(root); dir != "/"; dir = ParentPath(dir)) {
@@ -275,8 +275,8 @@ class Walker {
     if (realpath(gitdir.c_str(), resolved) == nullptr) return;
     const std::string dir = resolved;
     if (absl::EndsWith(dir, "/.git") || absl::StrContains(dir, "/.git/")) return;  // walked
-    for (const char* name : {"/config", "/config.worktree", "/commondir", "/hooks",
-                             "/info/attributes"}) {
+    for (const char* name :
+         {"/config", "/config.worktree", "/commondir", "/hooks", "/info/attributes"}) {
       Protect(dir + name);
     }
     ScanGitConfig(dir + "/config", worktree, 0);
@@ -354,8 +354,7 @@ absl::StatusOr<policy::DenyScan> ScanForDenyPaths(const ScanRequest& request) {
     patterns = *std::move(created);
   }
   std::vector<std::string> rules = policy::StandardTrustedNameRules();
-  rules.insert(rules.end(), request.extra_trusted_names.begin(),
-               request.extra_trusted_names.end());
+  rules.insert(rules.end(), request.extra_trusted_names.begin(), request.extra_trusted_names.end());
   absl::StatusOr<policy::TrustedNameRules> trusted = policy::TrustedNameRules::Create(rules);
   if (!trusted.ok()) return trusted.status();
   absl::StatusOr<policy::TrustedNameRules> home_secrets =

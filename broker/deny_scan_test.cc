@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "absl/strings/str_join.h"
-#include "gtest/gtest.h"
 #include "base/real_host_view.h"
+#include "gtest/gtest.h"
 #include "policy/plan/bwrap_argv.h"
 #include "policy/plan/launch_plan.h"
 
@@ -25,11 +25,10 @@ class DenyScanTest : public ::testing::Test {
     char resolved[PATH_MAX];
     ASSERT_NE(realpath(tmpl, resolved), nullptr);
     r_ = resolved;
-    for (const char* dir : {"/home", "/home/.ssh", "/home/.config", "/home/.config/gh",
-                            "/home/w", "/home/w/a", "/home/w/a/b", "/home/w/repo",
-                            "/home/w/repo/.git", "/home/w/repo/.git/hooks", "/home/w/state",
-                            "/home/w/state/.claude", "/home/w/vendor", "/home/w/vendor/.aws",
-                            "/data", "/data/checkout"}) {
+    for (const char* dir : {"/home", "/home/.ssh", "/home/.config", "/home/.config/gh", "/home/w",
+                            "/home/w/a", "/home/w/a/b", "/home/w/repo", "/home/w/repo/.git",
+                            "/home/w/repo/.git/hooks", "/home/w/state", "/home/w/state/.claude",
+                            "/home/w/vendor", "/home/w/vendor/.aws", "/data", "/data/checkout"}) {
       ASSERT_EQ(mkdir((r_ + dir).c_str(), 0755), 0) << dir;
     }
     for (const char* file : {"/home/.bashrc", "/home/w/a/b/.zshrc", "/home/w/repo/.git/config",
@@ -64,8 +63,8 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
     return v;
   };
   // Home-relative secrets (.config/gh) are found wherever a bound tree holds them.
-  EXPECT_EQ(sorted(scan->secrets), sorted({r_ + "/home/.ssh", r_ + "/home/w/vendor/.aws",
-                                           r_ + "/home/.config/gh"}));
+  EXPECT_EQ(sorted(scan->secrets),
+            sorted({r_ + "/home/.ssh", r_ + "/home/w/vendor/.aws", r_ + "/home/.config/gh"}));
   // Nested rc files and git internals found; the runner state dir's .claude is exempt.
   EXPECT_EQ(sorted(scan->deny_write),
             sorted({r_ + "/home/.bashrc", r_ + "/home/w/a/b/.zshrc", r_ + "/home/w/.mcp.json",
@@ -99,23 +98,21 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
   const std::string h = r_ + "/home";
   // Parents first; each deny path once; secrets as empty read-only directories.
   const std::string want_ops = absl::StrJoin(
-      {"--bind " + h + " " + h,                                    // the bind
-       "--bind " + h + "/w/state " + h + "/w/state",               // runner state, writable
-       "--tmpfs " + h + "/.ssh --remount-ro " + h + "/.ssh",       // secret found in the tree
-       "--ro-bind " + h + "/.bashrc " + h + "/.bashrc",            // rc file
-       "--bind " + h + "/w " + h + "/w",                           // ancestor pinned
+      {"--bind " + h + " " + h,                               // the bind
+       "--bind " + h + "/w/state " + h + "/w/state",          // runner state, writable
+       "--tmpfs " + h + "/.ssh --remount-ro " + h + "/.ssh",  // secret found in the tree
+       "--ro-bind " + h + "/.bashrc " + h + "/.bashrc",       // rc file
+       "--bind " + h + "/w " + h + "/w",                      // ancestor pinned
        "--tmpfs " + h + "/.config/gh --remount-ro " + h + "/.config/gh",  // home secret
-       "--ro-bind " + h + "/w/notes.txt " + h + "/w/notes.txt",    // protected (glob match)
-       "--ro-bind " + h + "/w/.mcp.json " + h + "/w/.mcp.json",    // agent config
-       "--bind " + h + "/w/a " + h + "/w/a",
-       "--bind " + h + "/w/repo " + h + "/w/repo",
+       "--ro-bind " + h + "/w/notes.txt " + h + "/w/notes.txt",           // protected (glob match)
+       "--ro-bind " + h + "/w/.mcp.json " + h + "/w/.mcp.json",           // agent config
+       "--bind " + h + "/w/a " + h + "/w/a", "--bind " + h + "/w/repo " + h + "/w/repo",
        "--tmpfs " + h + "/w/vendor/.aws --remount-ro " + h + "/w/vendor/.aws",
        "--bind " + h + "/w/a/b " + h + "/w/a/b",
        "--bind " + h + "/w/repo/.git " + h + "/w/repo/.git",
        "--ro-bind " + h + "/w/a/b/.zshrc " + h + "/w/a/b/.zshrc",  // nested rc file
        "--ro-bind " + h + "/w/repo/.git/config " + h + "/w/repo/.git/config",
-       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks",
-       std::string("--chdir")},
+       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks", std::string("--chdir")},
       " ");
   EXPECT_NE(got.find(want_ops), std::string::npos) << got;
   // The literal spelling of the protected checkout goes through the symlink: bwrap would
@@ -124,9 +121,9 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
 }
 
 TEST_F(DenyScanTest, ExistingFilesMatchingFilenamePatternsInWritableMountsAreDenied) {
-  for (const char* file : {"/home/w/.env", "/home/w/a/b/server.PEM", "/home/w/a/.env.local",
-                           "/home/w/state/cache.key", "/data/checkout/ca.pem",
-                           "/home/w/environment"}) {
+  for (const char* file :
+       {"/home/w/.env", "/home/w/a/b/server.PEM", "/home/w/a/.env.local", "/home/w/state/cache.key",
+        "/data/checkout/ca.pem", "/home/w/environment"}) {
     std::ofstream(r_ + file) << "x";
   }
   ASSERT_EQ(mkdir((r_ + "/home/w/tls.key").c_str(), 0755), 0);  // a directory with such a name
@@ -146,11 +143,16 @@ TEST_F(DenyScanTest, ExistingFilesMatchingFilenamePatternsInWritableMountsAreDen
   std::sort(found.begin(), found.end());
   // Case-insensitive names, any depth, runner state dirs too (they are writable binds); the
   // read-only mount needs nothing; a name that merely starts alike is left alone.
-  std::vector<std::string> want = {r_ + "/home/.bashrc",           r_ + "/home/w/.env",
-                                   r_ + "/home/w/.mcp.json",       r_ + "/home/w/a/.env.local",
-                                   r_ + "/home/w/a/b/.zshrc",      r_ + "/home/w/a/b/server.PEM",
-                                   r_ + "/home/w/repo/.git/config", r_ + "/home/w/repo/.git/hooks",
-                                   r_ + "/home/w/state/cache.key", r_ + "/home/w/tls.key"};
+  std::vector<std::string> want = {r_ + "/home/.bashrc",
+                                   r_ + "/home/w/.env",
+                                   r_ + "/home/w/.mcp.json",
+                                   r_ + "/home/w/a/.env.local",
+                                   r_ + "/home/w/a/b/.zshrc",
+                                   r_ + "/home/w/a/b/server.PEM",
+                                   r_ + "/home/w/repo/.git/config",
+                                   r_ + "/home/w/repo/.git/hooks",
+                                   r_ + "/home/w/state/cache.key",
+                                   r_ + "/home/w/tls.key"};
   std::sort(want.begin(), want.end());
   EXPECT_EQ(found, want);
 

@@ -14,8 +14,7 @@ absl::StatusOr<v1::LauncherProbeResponse> ProbeLauncher(v1::SandboxLauncher::Stu
   v1::LauncherProbeResponse response;
   grpc::Status status = stub.Probe(&context, v1::LauncherProbeRequest(), &response);
   if (!status.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("launcher probe failed: ", status.error_message()));
+    return absl::UnavailableError(absl::StrCat("launcher probe failed: ", status.error_message()));
   }
   return response;
 }

@@ -12,9 +12,9 @@
 #ifndef CCSANDBOX_BROKER_POLICY_SERVICE_H_
 #define CCSANDBOX_BROKER_POLICY_SERVICE_H_
 
-#include "grpcpp/grpcpp.h"
-#include "base/real_host_view.h"
 #include "base/host_view.h"
+#include "base/real_host_view.h"
+#include "grpcpp/grpcpp.h"
 #include "proto/policy.grpc.pb.h"
 
 namespace ccsandbox::broker {

@@ -27,9 +27,9 @@ std::string RuntimeDir::DefaultRoot() {
 absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& root) {
   if (absl::Status s = CheckNormalizedAbsolute("--runtime-dir", root); !s.ok()) return s;
   if (root.size() > kMaxRootLength) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--runtime-dir: '", root, "' is longer than ", kMaxRootLength,
-        " bytes; session socket paths must fit in 108"));
+    return absl::InvalidArgumentError(absl::StrCat("--runtime-dir: '", root, "' is longer than ",
+                                                   kMaxRootLength,
+                                                   " bytes; session socket paths must fit in 108"));
   }
   struct stat st;
   if (lstat(root.c_str(), &st) == 0) {

@@ -129,10 +129,10 @@ TEST_F(SessionEgressTest, RefusalReachesTheSessionsSubscribersOnly) {
   close(fd);
   EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
   absl::MutexLock lock(&mu);
-  EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(
-                                      +[](std::vector<v1::SandboxEvent>* v) { return !v->empty(); },
-                                      &seen_a),
-                                  absl::Seconds(10)));
+  EXPECT_TRUE(mu.AwaitWithTimeout(
+      absl::Condition(
+          +[](std::vector<v1::SandboxEvent>* v) { return !v->empty(); }, &seen_a),
+      absl::Seconds(10)));
   ASSERT_EQ(seen_a.size(), 1u);
   EXPECT_EQ(seen_a[0].violation().action(), "network-outbound");
   EXPECT_EQ(seen_a[0].violation().target(), "evil.test:443");

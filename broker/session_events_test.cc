@@ -8,9 +8,8 @@ namespace {
 TEST(SessionEvents, ReachesOnlyTheSessionsOpenStreams) {
   SessionEvents events;
   std::vector<std::string> a, b;
-  const uint64_t ta = events.Subscribe("s1", [&](const v1::SandboxEvent& e) {
-    a.push_back(e.violation().target());
-  });
+  const uint64_t ta = events.Subscribe(
+      "s1", [&](const v1::SandboxEvent& e) { a.push_back(e.violation().target()); });
   events.Subscribe("s2", [&](const v1::SandboxEvent& e) { b.push_back(e.violation().target()); });
   v1::SandboxEvent e;
   e.mutable_violation()->set_target("evil.test:443");

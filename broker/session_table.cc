@@ -17,8 +17,8 @@ absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::Sandbox
                                   std::optional<v1::CreateGuardPlan> create_guard) {
   absl::MutexLock lock(&mu_);
   if (!sessions_
-           .emplace(spec.session_id(), Session{spec, handle, {}, std::move(deny),
-                                               std::move(create_guard)})
+           .emplace(spec.session_id(),
+                    Session{spec, handle, {}, std::move(deny), std::move(create_guard)})
            .second) {
     return absl::AlreadyExistsError(
         absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));

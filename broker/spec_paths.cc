@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "policy/plan/launch_plan.h"
 #include "base/paths.h"
+#include "policy/plan/launch_plan.h"
 #include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::broker {
@@ -69,8 +69,7 @@ absl::Status CheckSpecPaths(const v1::SandboxSpec& spec, v1::SandboxBackend back
     if (absl::Status s = CheckHostDir(field, path, forbidden); !s.ok()) return s;
     struct stat st;
     if (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": '", path, "' is not a Unix socket"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ": '", path, "' is not a Unix socket"));
     }
   }
   if (backend == v1::SANDBOX_BACKEND_NATIVE && spec.has_guest_workdir()) {

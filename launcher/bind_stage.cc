@@ -29,7 +29,8 @@ UniqueFd OpenNow(const std::string& path, int beneath_fd) {
   // RESOLVE_NO_SYMLINKS refuses a symlink in every component, the last included (ELOOP).
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-  return UniqueFd(static_cast<int>(syscall(SYS_openat2, beneath_fd, path.c_str(), &how, sizeof(how))));
+  return UniqueFd(
+      static_cast<int>(syscall(SYS_openat2, beneath_fd, path.c_str(), &how, sizeof(how))));
 }
 
 absl::StatusOr<UniqueFd> OpenPathAs(const std::string& path, const std::optional<Identity>& as,
@@ -72,9 +73,9 @@ std::string ResolvedPath(int fd) {
 }  // namespace
 
 absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::string& path,
-                                           const std::string& name, bool as_caller,
-                                           bool socket, const policy::ForbiddenDirs& forbidden,
-                                           Root* root, const v1::PlanMount* expected) {
+                                           const std::string& name, bool as_caller, bool socket,
+                                           const policy::ForbiddenDirs& forbidden, Root* root,
+                                           const v1::PlanMount* expected) {
   absl::StatusOr<UniqueFd> opened = OpenPathAs(path, as_caller ? options_.open_as : std::nullopt);
   if (!opened.ok()) return opened.status();
   if (!opened->valid()) {
@@ -100,11 +101,12 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
         "sets were computed for the old one: not starting. Launch a new session"));
   }
   if (socket ? !S_ISSOCK(st.st_mode) : !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": '", path, "' is not ", socket ? "a Unix socket" : "a directory or a regular file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", path, "' is not ",
+                     socket ? "a Unix socket" : "a directory or a regular file"));
   }
-  if (absl::Status s = policy::CheckResolvedBind(field, path, ResolvedPath(opened->get()),
-                                                 forbidden);
+  if (absl::Status s =
+          policy::CheckResolvedBind(field, path, ResolvedPath(opened->get()), forbidden);
       !s.ok()) {
     return s;
   }
@@ -114,21 +116,19 @@ absl::StatusOr<std::string> BindStage::Add(const std::string& field, const std::
     fcntl(root->opened.get(), F_SETFD, FD_CLOEXEC);
   }
   if (!options_.clone) return path;
-  absl::StatusOr<std::string> target =
-      Clone(field, path, opened->get(), name, S_ISDIR(st.st_mode));
+  absl::StatusOr<std::string> target = Clone(field, path, opened->get(), name, S_ISDIR(st.st_mode));
   if (!target.ok()) return target.status();
   if (root != nullptr) root->target = *target;
   return target;
 }
 
 absl::StatusOr<std::string> BindStage::Clone(const std::string& field, const std::string& path,
-                                             int opened, const std::string& name,
-                                             bool directory) {
+                                             int opened, const std::string& name, bool directory) {
   // The clone is of the object opened, whatever the path names by now. Not recursive: a
   // mount inside a bound tree (a bind of the launcher's socket dir, say) would come along
   // unchecked; the sandbox sees the directory beneath it instead.
-  UniqueFd tree(static_cast<int>(syscall(SYS_open_tree, opened, "",
-                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)));
+  UniqueFd tree(static_cast<int>(
+      syscall(SYS_open_tree, opened, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)));
   if (!tree.valid()) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": cannot clone the mount of '", path, "': ", strerror(errno)));
@@ -173,8 +173,9 @@ absl::StatusOr<std::string> BindStage::StageBeneath(const std::string& host_path
   if (!opened.ok()) return opened.status();
   if (!opened->valid()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "denyWritePaths: '", host_path, "' ", errno == ENOENT ? "is gone" : "is reached through a symlink now",
-        " (", strerror(errno), "): the bound tree changed since it was checked; not starting"));
+        "denyWritePaths: '", host_path, "' ",
+        errno == ENOENT ? "is gone" : "is reached through a symlink now", " (", strerror(errno),
+        "): the bound tree changed since it was checked; not starting"));
   }
   struct stat st;
   if (fstat(opened->get(), &st) != 0) {
@@ -202,17 +203,15 @@ policy::BindSources BindStage::sources() {
   return sources;
 }
 
-absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan,
-                                           const std::string& shim_path,
+absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan, const std::string& shim_path,
                                            const StageOptions& options) {
   BindStage stage;
   stage.options_ = options;
   for (int i = 0; i < plan.mounts_size(); ++i) {
     Root& root = stage.roots_.emplace_back();
-    absl::StatusOr<std::string> source =
-        stage.Add(absl::StrCat("mounts[", i, "].hostPath"), plan.mounts(i).host_path(),
-                  absl::StrCat("m", i), /*as_caller=*/true, /*socket=*/false,
-                  options.forbidden, &root, &plan.mounts(i));
+    absl::StatusOr<std::string> source = stage.Add(
+        absl::StrCat("mounts[", i, "].hostPath"), plan.mounts(i).host_path(), absl::StrCat("m", i),
+        /*as_caller=*/true, /*socket=*/false, options.forbidden, &root, &plan.mounts(i));
     if (!source.ok()) return source.status();
     if (options.clone) stage.sources_.mounts.push_back(*source);
   }
@@ -222,14 +221,16 @@ absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan,
                      &stage.sources_.http_socket},
           std::tuple{"egress.socksSocket", &plan.egress().socks_socket(), "socks.sock",
                      &stage.sources_.socks_socket}}) {
-      absl::StatusOr<std::string> source = stage.Add(field, *path, name, true, true, options.socket_forbidden);
+      absl::StatusOr<std::string> source =
+          stage.Add(field, *path, name, true, true, options.socket_forbidden);
       if (!source.ok()) return source.status();
       if (options.clone) *out = *source;
     }
   }
   if ((plan.has_egress() || plan.has_create_guard()) && !shim_path.empty()) {
     // The launcher's own binary, opened as the launcher: the caller need not reach it.
-    absl::StatusOr<std::string> source = stage.Add("shim", shim_path, "shim", false, false, policy::ControlPlaneDirs());
+    absl::StatusOr<std::string> source =
+        stage.Add("shim", shim_path, "shim", false, false, policy::ControlPlaneDirs());
     if (!source.ok()) return source.status();
     if (options.clone) stage.sources_.shim = *source;
   }

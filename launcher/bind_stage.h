@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "launcher/sandbox_process.h"
 #include "base/unique_fd.h"
+#include "launcher/sandbox_process.h"
 #include "policy/plan/bind_checks.h"
 #include "policy/plan/bwrap_argv.h"
 #include "proto/launcher.pb.h"
@@ -79,12 +79,12 @@ class BindStage {
                                   const policy::ForbiddenDirs& forbidden, Root* root = nullptr,
                                   const v1::PlanMount* expected = nullptr);
   // Clones `opened` (idmapped when configured) and records it at stage_dir/name.
-  absl::StatusOr<std::string> Clone(const std::string& field, const std::string& path,
-                                    int opened, const std::string& name, bool directory);
+  absl::StatusOr<std::string> Clone(const std::string& field, const std::string& path, int opened,
+                                    const std::string& name, bool directory);
 
   StageOptions options_;
   std::vector<Entry> entries_;
-  std::vector<Root> roots_;  // one per plan mount
+  std::vector<Root> roots_;                     // one per plan mount
   std::map<std::string, std::string> beneath_;  // host path -> staged target
   policy::BindSources sources_;
 };

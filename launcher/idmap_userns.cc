@@ -19,8 +19,8 @@ namespace {
 
 absl::Status WriteFile(const std::string& path, const std::string& content) {
   UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd.valid() || write(fd.get(), content.data(), content.size()) !=
-                         static_cast<ssize_t>(content.size())) {
+  if (!fd.valid() ||
+      write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
     return absl::InternalError(absl::StrCat("writing ", path, ": ", strerror(errno)));
   }
   return absl::OkStatus();
@@ -55,10 +55,12 @@ absl::StatusOr<UniqueFd> MakeIdmapUserns(uid_t host_uid, gid_t host_gid) {
     return absl::FailedPreconditionError("cannot create a user namespace (unshare CLONE_NEWUSER)");
   }
   const std::string proc = absl::StrCat("/proc/", child);
-  if (absl::Status s = WriteFile(proc + "/uid_map", absl::StrCat("0 ", host_uid, " 1\n")); !s.ok()) {
+  if (absl::Status s = WriteFile(proc + "/uid_map", absl::StrCat("0 ", host_uid, " 1\n"));
+      !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFile(proc + "/gid_map", absl::StrCat("0 ", host_gid, " 1\n")); !s.ok()) {
+  if (absl::Status s = WriteFile(proc + "/gid_map", absl::StrCat("0 ", host_gid, " 1\n"));
+      !s.ok()) {
     return s;
   }
   UniqueFd ns(open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));

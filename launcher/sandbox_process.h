@@ -34,10 +34,10 @@ struct StagedMount {
 };
 
 struct ProcessSpec {
-  std::string executable;          // absolute path; never searched
-  std::vector<std::string> argv;   // argv[0] included
-  std::vector<std::string> envp;   // "NAME=value", the complete environment
-  std::string cwd;                 // chdir before exec; empty keeps the launcher's
+  std::string executable;            // absolute path; never searched
+  std::vector<std::string> argv;     // argv[0] included
+  std::vector<std::string> envp;     // "NAME=value", the complete environment
+  std::string cwd;                   // chdir before exec; empty keeps the launcher's
   std::optional<Identity> identity;  // switch to this identity before exec
   std::vector<int> inherit_fds;      // kept open across exec at the same numbers (> 2)
   // Non-empty: the child enters a new private mount namespace, mounts a tmpfs (0755) here and

@@ -30,8 +30,8 @@ namespace {
 
 struct Rule {
   int syscall;
-  int error;  // the call fails with this errno
-  std::optional<scmp_arg_cmp> when = std::nullopt;  // only if this holds
+  int error;                                            // the call fails with this errno
+  std::optional<scmp_arg_cmp> when = std::nullopt;      // only if this holds
   std::optional<scmp_arg_cmp> and_when = std::nullopt;  // and this
 };
 
@@ -47,14 +47,10 @@ constexpr scmp_arg_cmp IoctlCommand(unsigned long command) {
   return ArgMasked(1, 0xFFFFFFFFu, command);
 }
 
-constexpr scmp_arg_cmp HasCloneNewUser() {
-  return ArgMasked(0, CLONE_NEWUSER, CLONE_NEWUSER);
-}
+constexpr scmp_arg_cmp HasCloneNewUser() { return ArgMasked(0, CLONE_NEWUSER, CLONE_NEWUSER); }
 
 // `arg` has every bit of `bits` set.
-constexpr scmp_arg_cmp ArgHas(unsigned arg, uint64_t bits) {
-  return ArgMasked(arg, bits, bits);
-}
+constexpr scmp_arg_cmp ArgHas(unsigned arg, uint64_t bits) { return ArgMasked(arg, bits, bits); }
 
 // x86_64's fchmodat2 (Linux 6.6). The kernel headers here predate it, so
 // SCMP_SYS(fchmodat2) does not compile; libseccomp 2.5.4 takes the number.
@@ -163,9 +159,8 @@ std::string SyscallName(int nr) {
 }
 
 absl::Status SeccompError(absl::string_view what, int rc) {
-  return absl::InternalError(
-      absl::StrCat("seccomp baseline: ", what, " failed: ", strerror(-rc),
-                   "; is libseccomp >= 2.5 installed (libseccomp-dev)?"));
+  return absl::InternalError(absl::StrCat("seccomp baseline: ", what, " failed: ", strerror(-rc),
+                                          "; is libseccomp >= 2.5 installed (libseccomp-dev)?"));
 }
 
 }  // namespace
@@ -186,8 +181,7 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
   // (2.5.4 checked) sends nr >= 0x40000000, bar -1, to the bad-arch action
   // when x32 is not in the filter. Killing, not ERRNO: 32-bit binaries cannot
   // run, and the compat syscall surface stays closed.
-  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH,
-                                SCMP_ACT_KILL_PROCESS);
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
       rc != 0) {
     return SeccompError("setting the bad-arch action", rc);
   }
@@ -199,43 +193,35 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
     for (const std::optional<scmp_arg_cmp>& c : {rule.when, rule.and_when}) {
       if (c.has_value()) comparisons[count++] = *c;
     }
-    const int rc =
-        seccomp_rule_add_exact_array(ctx.get(), SCMP_ACT_ERRNO(rule.error),
-                                     rule.syscall, count, comparisons);
+    const int rc = seccomp_rule_add_exact_array(ctx.get(), SCMP_ACT_ERRNO(rule.error), rule.syscall,
+                                                count, comparisons);
     if (rc != 0) {
-      return SeccompError(
-          absl::StrCat("adding the rule for ", SyscallName(rule.syscall)), rc);
+      return SeccompError(absl::StrCat("adding the rule for ", SyscallName(rule.syscall)), rc);
     }
   }
 
-  UniqueFd fd(memfd_create("ccsandbox-seccomp-baseline",
-                           MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  UniqueFd fd(memfd_create("ccsandbox-seccomp-baseline", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd.valid()) {
-    return absl::InternalError(
-        absl::StrCat("seccomp baseline: memfd_create: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("seccomp baseline: memfd_create: ", strerror(errno)));
   }
   if (int rc = seccomp_export_bpf(ctx.get(), fd.get()); rc != 0) {
     return SeccompError("seccomp_export_bpf", rc);
   }
   // Sealed: no holder of the fd, nor of a /proc/self/fd reopen, rewrites it.
-  if (fcntl(fd.get(), F_ADD_SEALS,
-            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
     return absl::InternalError(
         absl::StrCat("seccomp baseline: sealing the memfd: ", strerror(errno)));
   }
   struct stat st;
   if (fstat(fd.get(), &st) != 0) {
-    return absl::InternalError(
-        absl::StrCat("seccomp baseline: fstat: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("seccomp baseline: fstat: ", strerror(errno)));
   }
   if (st.st_size == 0 || st.st_size % sizeof(sock_filter) != 0) {
-    return absl::InternalError(absl::StrCat(
-        "seccomp baseline: exported program has a bad size: ", st.st_size,
-        " bytes"));
+    return absl::InternalError(
+        absl::StrCat("seccomp baseline: exported program has a bad size: ", st.st_size, " bytes"));
   }
   if (lseek(fd.get(), 0, SEEK_SET) != 0) {
-    return absl::InternalError(
-        absl::StrCat("seccomp baseline: lseek: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("seccomp baseline: lseek: ", strerror(errno)));
   }
   return fd;
 }
@@ -265,12 +251,10 @@ absl::StatusOr<UniqueFd> SealedProgramFd(const std::string& program) {
   if (!fd.valid()) {
     return absl::InternalError(absl::StrCat("seccomp program: memfd_create: ", strerror(errno)));
   }
-  if (pwrite(fd.get(), program.data(), program.size(), 0) !=
-      static_cast<ssize_t>(program.size())) {
+  if (pwrite(fd.get(), program.data(), program.size(), 0) != static_cast<ssize_t>(program.size())) {
     return absl::InternalError(absl::StrCat("seccomp program: write: ", strerror(errno)));
   }
-  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
-      0) {
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
     return absl::InternalError(absl::StrCat("seccomp program: sealing: ", strerror(errno)));
   }
   return fd;

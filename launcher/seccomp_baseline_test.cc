@@ -45,15 +45,14 @@ namespace ccsandbox::launcher {
 namespace {
 
 constexpr long kX32SyscallBit = 0x40000000;  // __X32_SYSCALL_BIT
-constexpr long kFchmodat2 = 452;  // x86_64; not in these kernel headers
+constexpr long kFchmodat2 = 452;             // x86_64; not in these kernel headers
 constexpr char kMissing[] = "/nonexistent-ccsandbox-seccomp-test";
 
 // The exported bytes, read without moving the fd's offset.
 std::vector<sock_filter> ReadProgram(int fd) {
   std::vector<sock_filter> program;
   sock_filter insn;
-  for (off_t off = 0; pread(fd, &insn, sizeof(insn), off) == sizeof(insn);
-       off += sizeof(insn)) {
+  for (off_t off = 0; pread(fd, &insn, sizeof(insn), off) == sizeof(insn); off += sizeof(insn)) {
     program.push_back(insn);
   }
   return program;
@@ -76,8 +75,7 @@ struct ChildResult {
 // Forks; the child loads `program` the way bwrap does (no_new_privs, then a
 // seccomp filter), unless it is null, runs `body`, and reports the int it
 // returns.
-ChildResult RunInChild(const std::vector<sock_filter>* program,
-                       const std::function<int()>& body) {
+ChildResult RunInChild(const std::vector<sock_filter>* program, const std::function<int()>& body) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return {};
   UniqueFd report_r(report[0]), report_w(report[1]);
@@ -97,8 +95,7 @@ ChildResult RunInChild(const std::vector<sock_filter>* program,
   }
   report_w.Reset();
   ChildResult result;
-  if (read(report_r.get(), &result.value, sizeof(result.value)) !=
-      sizeof(result.value)) {
+  if (read(report_r.get(), &result.value, sizeof(result.value)) != sizeof(result.value)) {
     result.value = -1;
   }
   waitpid(pid, &result.status, 0);
@@ -118,8 +115,7 @@ long AgainstTarget(const std::function<long(pid_t)>& attempt) {
   const int saved = errno;
   kill(target, SIGKILL);
   int status;
-  while (waitpid(target, &status, 0) == target && !WIFEXITED(status) &&
-         !WIFSIGNALED(status)) {
+  while (waitpid(target, &status, 0) == target && !WIFEXITED(status) && !WIFSIGNALED(status)) {
   }
   errno = saved;
   return rc;
@@ -161,32 +157,23 @@ std::vector<DeniedCall> DeniedCalls() {
        },
        true},
       // seccomp decides before the kernel reads the arguments: no ring needed.
-      {"io_uring_enter", EPERM,
-       [] { return syscall(SYS_io_uring_enter, -1, 1, 1, 0, nullptr, 0); },
+      {"io_uring_enter", EPERM, [] { return syscall(SYS_io_uring_enter, -1, 1, 1, 0, nullptr, 0); },
        true},
       {"io_uring_register", EPERM,
-       [] {
-         return syscall(SYS_io_uring_register, -1, IORING_REGISTER_PROBE,
-                        nullptr, 0);
-       },
-       true},
+       [] { return syscall(SYS_io_uring_register, -1, IORING_REGISTER_PROBE, nullptr, 0); }, true},
       {"ptrace_attach", EPERM,
        [] {
-         return AgainstTarget([](pid_t t) {
-           return ptrace(PTRACE_ATTACH, t, nullptr, nullptr);
-         });
+         return AgainstTarget([](pid_t t) { return ptrace(PTRACE_ATTACH, t, nullptr, nullptr); });
        },
        true},
-      {"ptrace_traceme", EPERM,
-       [] { return ptrace(PTRACE_TRACEME, 0, nullptr, nullptr); }, true},
+      {"ptrace_traceme", EPERM, [] { return ptrace(PTRACE_TRACEME, 0, nullptr, nullptr); }, true},
       {"process_vm_readv", EPERM,
        [] {
          return AgainstTarget([](pid_t t) {
            static char secret[16] = "in the target";
            char copy[16];
            iovec local{copy, sizeof(copy)}, remote{secret, sizeof(secret)};
-           return static_cast<long>(
-               process_vm_readv(t, &local, 1, &remote, 1, 0));
+           return static_cast<long>(process_vm_readv(t, &local, 1, &remote, 1, 0));
          });
        },
        true},
@@ -195,18 +182,15 @@ std::vector<DeniedCall> DeniedCalls() {
          return AgainstTarget([](pid_t t) {
            static char victim[16] = "in the target";
            char payload[16] = "overwritten";
-           iovec local{payload, sizeof(payload)},
-               remote{victim, sizeof(victim)};
-           return static_cast<long>(
-               process_vm_writev(t, &local, 1, &remote, 1, 0));
+           iovec local{payload, sizeof(payload)}, remote{victim, sizeof(victim)};
+           return static_cast<long>(process_vm_writev(t, &local, 1, &remote, 1, 0));
          });
        },
        true},
       // Over KEXEC_SEGMENT_MAX: harmless even if the filter let it through.
-      {"kexec_load", EPERM,
-       [] { return syscall(SYS_kexec_load, 0, 1000, nullptr, 0); }, false},
-      {"kexec_file_load", EPERM,
-       [] { return syscall(SYS_kexec_file_load, -1, -1, 0, "", 0); }, false},
+      {"kexec_load", EPERM, [] { return syscall(SYS_kexec_load, 0, 1000, nullptr, 0); }, false},
+      {"kexec_file_load", EPERM, [] { return syscall(SYS_kexec_file_load, -1, -1, 0, "", 0); },
+       false},
       {"bpf", EPERM,
        [] {
          bpf_attr attr{};
@@ -229,12 +213,10 @@ std::vector<DeniedCall> DeniedCalls() {
        },
        false},
       {"userfaultfd", EPERM,
-       [] { return syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY); },
-       true},
+       [] { return syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY); }, true},
       {"add_key", EPERM,
        [] {
-         return syscall(SYS_add_key, "user", "ccsandbox-test", "x", 1,
-                        KEY_SPEC_PROCESS_KEYRING);
+         return syscall(SYS_add_key, "user", "ccsandbox-test", "x", 1, KEY_SPEC_PROCESS_KEYRING);
        },
        true},
       {"request_key", EPERM,
@@ -244,10 +226,7 @@ std::vector<DeniedCall> DeniedCalls() {
        },
        true},
       {"keyctl", EPERM,
-       [] {
-         return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID,
-                        KEY_SPEC_SESSION_KEYRING, 0);
-       },
+       [] { return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0); },
        true},
       {"ioctl_tiocsti", EPERM,
        [] {
@@ -268,36 +247,24 @@ std::vector<DeniedCall> DeniedCalls() {
          return static_cast<long>(ioctl(ControllingPty(), TIOCLINUX, &subcode));
        },
        true},
-      {"mount", EPERM,
-       [] { return syscall(SYS_mount, "none", kMissing, "tmpfs", 0, nullptr); },
+      {"mount", EPERM, [] { return syscall(SYS_mount, "none", kMissing, "tmpfs", 0, nullptr); },
        true},
-      {"umount2", EPERM, [] { return syscall(SYS_umount2, kMissing, 0); },
-       true},
-      {"pivot_root", EPERM,
-       [] { return syscall(SYS_pivot_root, kMissing, kMissing); }, false},
+      {"umount2", EPERM, [] { return syscall(SYS_umount2, kMissing, 0); }, true},
+      {"pivot_root", EPERM, [] { return syscall(SYS_pivot_root, kMissing, kMissing); }, false},
       {"move_mount", EPERM,
-       [] {
-         return syscall(SYS_move_mount, AT_FDCWD, kMissing, AT_FDCWD, kMissing,
-                        0);
-       },
-       false},
+       [] { return syscall(SYS_move_mount, AT_FDCWD, kMissing, AT_FDCWD, kMissing, 0); }, false},
       // Without OPEN_TREE_CLONE it only opens an O_PATH fd: anyone may.
-      {"open_tree", EPERM,
-       [] { return syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLOEXEC); },
+      {"open_tree", EPERM, [] { return syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLOEXEC); },
        true},
-      {"fsopen", EPERM,
-       [] { return syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC); }, false},
-      {"fsmount", EPERM,
-       [] { return syscall(SYS_fsmount, -1, FSMOUNT_CLOEXEC, 0); }, false},
-      {"fspick", EPERM,
-       [] { return syscall(SYS_fspick, AT_FDCWD, kMissing, FSPICK_CLOEXEC); },
+      {"fsopen", EPERM, [] { return syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC); }, false},
+      {"fsmount", EPERM, [] { return syscall(SYS_fsmount, -1, FSMOUNT_CLOEXEC, 0); }, false},
+      {"fspick", EPERM, [] { return syscall(SYS_fspick, AT_FDCWD, kMissing, FSPICK_CLOEXEC); },
        false},
       {"mount_setattr", EPERM,
        [] {
          mount_attr attr{};
          attr.attr_clr = MOUNT_ATTR_RDONLY;
-         return syscall(SYS_mount_setattr, AT_FDCWD, kMissing, 0, &attr,
-                        sizeof(attr));
+         return syscall(SYS_mount_setattr, AT_FDCWD, kMissing, 0, &attr, sizeof(attr));
        },
        false},
       // A zero-length image: harmless even if the filter let it through.
@@ -307,20 +274,13 @@ std::vector<DeniedCall> DeniedCalls() {
          return syscall(SYS_init_module, image, 0, "");
        },
        false},
-      {"finit_module", EPERM,
-       [] { return syscall(SYS_finit_module, -1, "", 0); }, false},
+      {"finit_module", EPERM, [] { return syscall(SYS_finit_module, -1, "", 0); }, false},
       {"delete_module", EPERM,
-       [] {
-         return syscall(SYS_delete_module, "ccsandbox_absent", O_NONBLOCK);
-       },
-       false},
+       [] { return syscall(SYS_delete_module, "ccsandbox_absent", O_NONBLOCK); }, false},
       {"swapon", EPERM, [] { return syscall(SYS_swapon, kMissing, 0); }, false},
       {"swapoff", EPERM, [] { return syscall(SYS_swapoff, kMissing); }, false},
       // Wrong magic: harmless even if the filter let it through.
-      {"reboot", EPERM,
-       [] {
-         return syscall(SYS_reboot, 0, 0, LINUX_REBOOT_CMD_CAD_OFF, nullptr);
-       },
+      {"reboot", EPERM, [] { return syscall(SYS_reboot, 0, 0, LINUX_REBOOT_CMD_CAD_OFF, nullptr); },
        false},
       {"open_by_handle_at", EPERM,
        [] {
@@ -330,32 +290,22 @@ std::vector<DeniedCall> DeniedCalls() {
          } handle{};
          handle.head.handle_bytes = MAX_HANDLE_SZ;
          int mount_id;
-         if (name_to_handle_at(AT_FDCWD, "/", &handle.head, &mount_id, 0) !=
-             0) {
-           handle.head.handle_bytes =
-               8;  // no handles on this fs: a forged one is as plausible
+         if (name_to_handle_at(AT_FDCWD, "/", &handle.head, &mount_id, 0) != 0) {
+           handle.head.handle_bytes = 8;  // no handles on this fs: a forged one is as plausible
          }
          const int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-         return static_cast<long>(
-             open_by_handle_at(root, &handle.head, O_RDONLY));
+         return static_cast<long>(open_by_handle_at(root, &handle.head, O_RDONLY));
        },
        false},
-      {"unshare_newuser", EPERM,
-       [] { return static_cast<long>(unshare(CLONE_NEWUSER)); }, true},
+      {"unshare_newuser", EPERM, [] { return static_cast<long>(unshare(CLONE_NEWUSER)); }, true},
       {"unshare_newuser_newns", EPERM,
-       [] { return static_cast<long>(unshare(CLONE_NEWUSER | CLONE_NEWNS)); },
-       true},
+       [] { return static_cast<long>(unshare(CLONE_NEWUSER | CLONE_NEWNS)); }, true},
       {"clone_newuser", EPERM,
-       [] {
-         return CloneOutcome(
-             syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
-       },
-       true},
+       [] { return CloneOutcome(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)); }, true},
       // The kernel ignores clone's high flag bits, so the filter must too.
       {"clone_newuser_high_bits", EPERM,
        [] {
-         return CloneOutcome(syscall(
-             SYS_clone, (1UL << 40) | CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
+         return CloneOutcome(syscall(SYS_clone, (1UL << 40) | CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
        },
        true},
       // Under a missing directory: harmless even if the filter let it through.
@@ -393,16 +343,13 @@ class DeniedCallTest : public ::testing::TestWithParam<DeniedCall> {};
 TEST_P(DeniedCallTest, FailsUnderTheFilter) {
   const DeniedCall& call = GetParam();
   ASSERT_FALSE(Program().empty());
-  const ChildResult result =
-      RunInChild(&Program(), [&] { return ErrnoOf(call.attempt()); });
+  const ChildResult result = RunInChild(&Program(), [&] { return ErrnoOf(call.attempt()); });
   ASSERT_TRUE(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0)
       << "wait status " << result.status;
-  EXPECT_EQ(result.value, call.expected)
-      << call.name << " gave " << strerrorname_np(result.value);
+  EXPECT_EQ(result.value, call.expected) << call.name << " gave " << strerrorname_np(result.value);
 }
 
-INSTANTIATE_TEST_SUITE_P(Baseline, DeniedCallTest,
-                         ::testing::ValuesIn(DeniedCalls()),
+INSTANTIATE_TEST_SUITE_P(Baseline, DeniedCallTest, ::testing::ValuesIn(DeniedCalls()),
                          [](const ::testing::TestParamInfo<DeniedCall>& info) {
                            return info.param.name;
                          });
@@ -414,8 +361,7 @@ TEST(DeniedCallControlTest, DifferWithoutTheFilter) {
   for (const DeniedCall& call : DeniedCalls()) {
     if (!call.anyone_may_call) continue;
     SCOPED_TRACE(call.name);
-    const ChildResult result =
-        RunInChild(nullptr, [&] { return ErrnoOf(call.attempt()); });
+    const ChildResult result = RunInChild(nullptr, [&] { return ErrnoOf(call.attempt()); });
     ASSERT_TRUE(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0)
         << "wait status " << result.status;
     EXPECT_NE(result.value, call.expected);
@@ -436,8 +382,7 @@ std::vector<AllowedCall> AllowedCalls() {
          if (fd < 0) return errno;
          unlink(path);
          char buf[3] = {};
-         if (write(fd, "abc", 3) != 3 || pread(fd, buf, 3, 0) != 3)
-           return errno;
+         if (write(fd, "abc", 3) != 3 || pread(fd, buf, 3, 0) != 3) return errno;
          close(fd);
          return std::memcmp(buf, "abc", 3) == 0 ? 0 : -2;
        }},
@@ -450,8 +395,7 @@ std::vector<AllowedCall> AllowedCalls() {
          waitpid(static_cast<pid_t>(pid), &status, 0);
          return WIFEXITED(status) && WEXITSTATUS(status) == 7 ? 0 : -2;
        }},
-      {"unshare_without_newuser",
-       [] { return ErrnoOf(unshare(CLONE_FILES | CLONE_FS)); }},
+      {"unshare_without_newuser", [] { return ErrnoOf(unshare(CLONE_FILES | CLONE_FS)); }},
       {"fork_exec_true",
        [] {
          const pid_t pid = fork();
@@ -468,9 +412,7 @@ std::vector<AllowedCall> AllowedCalls() {
        [] {
          pid_t pid;
          char* argv[] = {const_cast<char*>("true"), nullptr};
-         if (int rc = posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv,
-                                  environ);
-             rc != 0) {
+         if (int rc = posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ); rc != 0) {
            return rc;
          }
          int status;
@@ -495,8 +437,7 @@ std::vector<AllowedCall> AllowedCalls() {
       // Without O_CREAT or O_TMPFILE the mode is ignored: no rule applies.
       {"open_existing_with_setid_mode",
        [] {
-         const long fd =
-             syscall(SYS_open, "/etc/passwd", O_RDONLY | O_CLOEXEC, 06755);
+         const long fd = syscall(SYS_open, "/etc/passwd", O_RDONLY | O_CLOEXEC, 06755);
          if (fd < 0) return errno;
          close(static_cast<int>(fd));
          return 0;
@@ -507,8 +448,7 @@ std::vector<AllowedCall> AllowedCalls() {
          if (mkdtemp(path) == nullptr) return errno;
          const int rc = ErrnoOf(chmod(path, 01777));
          struct stat st;
-         const bool sticky =
-             stat(path, &st) == 0 && (st.st_mode & 07777) == 01777;
+         const bool sticky = stat(path, &st) == 0 && (st.st_mode & 07777) == 01777;
          rmdir(path);
          return rc != 0 ? rc : sticky ? 0 : -2;
        }},
@@ -533,8 +473,7 @@ TEST_P(AllowedCallTest, WorksUnderTheFilter) {
   EXPECT_EQ(result.value, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Baseline, AllowedCallTest,
-                         ::testing::ValuesIn(AllowedCalls()),
+INSTANTIATE_TEST_SUITE_P(Baseline, AllowedCallTest, ::testing::ValuesIn(AllowedCalls()),
                          [](const ::testing::TestParamInfo<AllowedCall>& info) {
                            return info.param.name;
                          });
@@ -551,14 +490,12 @@ struct ModeCall {
 
 // An O_TMPFILE inode opened by `open_tmpfile`, then named "new" the usual way
 // (linkat of /proc/self/fd/N): a set-id file that exists only once linked.
-long TmpfileThenLink(const std::string& dir,
-                     const std::function<long()>& open_tmpfile) {
+long TmpfileThenLink(const std::string& dir, const std::function<long()>& open_tmpfile) {
   const long fd = open_tmpfile();
   if (fd < 0) return fd;
   const UniqueFd owned(static_cast<int>(fd));
   const std::string self = absl::StrCat("/proc/self/fd/", fd);
-  return linkat(AT_FDCWD, self.c_str(), AT_FDCWD, (dir + "/new").c_str(),
-                AT_SYMLINK_FOLLOW);
+  return linkat(AT_FDCWD, self.c_str(), AT_FDCWD, (dir + "/new").c_str(), AT_SYMLINK_FOLLOW);
 }
 
 long Closed(long fd) {
@@ -572,10 +509,7 @@ std::vector<ModeCall> ModeCalls() {
   auto f = [](const std::string& dir) { return dir + "/f"; };
   auto fresh = [](const std::string& dir) { return dir + "/new"; };
   return {
-      {"chmod",
-       [=](const std::string& d, mode_t m) {
-         return syscall(SYS_chmod, f(d).c_str(), m);
-       },
+      {"chmod", [=](const std::string& d, mode_t m) { return syscall(SYS_chmod, f(d).c_str(), m); },
        false},
       // The kernel keeps 16 bits of the mode, so the filter must ignore the
       // rest.
@@ -602,31 +536,26 @@ std::vector<ModeCall> ModeCalls() {
        false},
       {"open_creat",
        [=](const std::string& d, mode_t m) {
-         return Closed(syscall(SYS_open, fresh(d).c_str(),
-                               O_CREAT | O_WRONLY | O_CLOEXEC, m));
+         return Closed(syscall(SYS_open, fresh(d).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, m));
        },
        true},
       {"openat_creat",
        [=](const std::string& d, mode_t m) {
-         const UniqueFd dir(
-             open(d.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
-         return Closed(syscall(SYS_openat, dir.get(), "new",
-                               O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, m));
+         const UniqueFd dir(open(d.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+         return Closed(
+             syscall(SYS_openat, dir.get(), "new", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, m));
        },
        true},
       {"open_tmpfile",
        [](const std::string& d, mode_t m) {
-         return TmpfileThenLink(d, [&] {
-           return syscall(SYS_open, d.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC,
-                          m);
-         });
+         return TmpfileThenLink(
+             d, [&] { return syscall(SYS_open, d.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, m); });
        },
        true},
       {"openat_tmpfile",
        [](const std::string& d, mode_t m) {
          return TmpfileThenLink(d, [&] {
-           return syscall(SYS_openat, AT_FDCWD, d.c_str(),
-                          O_TMPFILE | O_RDWR | O_CLOEXEC, m);
+           return syscall(SYS_openat, AT_FDCWD, d.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, m);
          });
        },
        true},
@@ -642,8 +571,7 @@ std::vector<ModeCall> ModeCalls() {
        true},
       {"mknodat_reg",
        [=](const std::string& d, mode_t m) {
-         return syscall(SYS_mknodat, AT_FDCWD, fresh(d).c_str(), S_IFREG | m,
-                        0);
+         return syscall(SYS_mknodat, AT_FDCWD, fresh(d).c_str(), S_IFREG | m, 0);
        },
        true},
       {"mknod_fifo",
@@ -652,9 +580,7 @@ std::vector<ModeCall> ModeCalls() {
        },
        true},
       {"mkdir",
-       [=](const std::string& d, mode_t m) {
-         return syscall(SYS_mkdir, fresh(d).c_str(), m);
-       },
+       [=](const std::string& d, mode_t m) { return syscall(SYS_mkdir, fresh(d).c_str(), m); },
        true, true},
       {"mkdirat",
        [=](const std::string& d, mode_t m) {
@@ -667,16 +593,13 @@ std::vector<ModeCall> ModeCalls() {
 struct ModeCase {
   ModeCall call;
   mode_t mode;
-  bool Denied() const {
-    return (mode & (S_ISUID | S_ISGID)) != 0 && !call.kernel_drops_setid;
-  }
+  bool Denied() const { return (mode & (S_ISUID | S_ISGID)) != 0 && !call.kernel_drops_setid; }
 };
 
 std::vector<ModeCase> ModeCases() {
   std::vector<ModeCase> cases;
   for (const ModeCall& call : ModeCalls()) {
-    for (mode_t mode : {04755, 02755, 06755, 0755})
-      cases.push_back({call, mode});
+    for (mode_t mode : {04755, 02755, 06755, 0755}) cases.push_back({call, mode});
   }
   return cases;
 }
@@ -693,16 +616,14 @@ struct ModeOutcome {
 // Runs the case in a child, under `program` unless it is null, with umask 022,
 // in a scratch directory (not set-gid, so nothing is inherited); reports what
 // the call returned and what is on disk afterwards.
-ModeOutcome RunModeCase(const ModeCase& c,
-                        const std::vector<sock_filter>* program) {
+ModeOutcome RunModeCase(const ModeCase& c, const std::vector<sock_filter>* program) {
   ModeOutcome outcome;
   std::string dir = ::testing::TempDir() + "/ccsandbox-mode-XXXXXX";
   if (mkdtemp(dir.data()) == nullptr) return outcome;
   absl::Cleanup remove = [&] { std::filesystem::remove_all(dir); };
   const std::string f = dir + "/f";
   const UniqueFd made(open(f.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-  if (chmod(dir.c_str(), 0700) != 0 || !made.valid() ||
-      fchmod(made.get(), 0644) != 0) {
+  if (chmod(dir.c_str(), 0700) != 0 || !made.valid() || fchmod(made.get(), 0644) != 0) {
     return outcome;
   }
   const ChildResult result = RunInChild(program, [&] {
@@ -730,8 +651,7 @@ TEST_P(ModeCaseTest, NoSetIdBitReachesTheDiskUnderTheFilter) {
   if (c.Denied()) {
     EXPECT_EQ(got.error, EPERM) << strerrorname_np(got.error);
     // Unchanged: "f" as it was, "new" never created.
-    EXPECT_EQ(got.mode,
-              c.call.creates ? std::nullopt : std::optional<mode_t>(0644));
+    EXPECT_EQ(got.mode, c.call.creates ? std::nullopt : std::optional<mode_t>(0644));
   } else {
     EXPECT_EQ(got.error, 0) << strerrorname_np(got.error);
     EXPECT_EQ(got.mode, std::optional<mode_t>(c.mode & 0777));
@@ -746,15 +666,12 @@ TEST_P(ModeCaseTest, WithoutTheFilter) {
   ASSERT_NE(got.error, -1) << "the case could not run";
   EXPECT_EQ(got.error, 0) << strerrorname_np(got.error);
   EXPECT_EQ(got.mode,
-            std::optional<mode_t>(c.call.kernel_drops_setid ? c.mode & 0777
-                                                            : c.mode & 07777));
+            std::optional<mode_t>(c.call.kernel_drops_setid ? c.mode & 0777 : c.mode & 07777));
 }
 
 INSTANTIATE_TEST_SUITE_P(Baseline, ModeCaseTest, ::testing::ValuesIn(ModeCases()),
                          [](const ::testing::TestParamInfo<ModeCase>& info) {
-                           return absl::StrFormat("%s_%04o",
-                                                  info.param.call.name,
-                                                  info.param.mode);
+                           return absl::StrFormat("%s_%04o", info.param.call.name, info.param.mode);
                          });
 
 long Int80(long nr, long a = 0, long b = 0, long c = 0) {
@@ -776,34 +693,29 @@ bool KilledBySigsys(const ChildResult& r) {
 }
 
 TEST(SeccompBaselineArchTest, I386SyscallKillsTheProcess) {
-  const ChildResult control =
-      RunInChild(nullptr, [] { return Int80(kI386Getpid) > 0 ? 0 : 1; });
+  const ChildResult control = RunInChild(nullptr, [] { return Int80(kI386Getpid) > 0 ? 0 : 1; });
   if (!WIFEXITED(control.status)) {
     CCSANDBOX_SKIP_OR_FAIL_IN_CI("this kernel has no int 0x80 (no IA32 emulation)");
   }
   ASSERT_EQ(control.value, 0);
 
+  EXPECT_TRUE(KilledBySigsys(RunInChild(&Program(), [] { return Int80(kI386Getpid) > 0; })));
   EXPECT_TRUE(KilledBySigsys(
-      RunInChild(&Program(), [] { return Int80(kI386Getpid) > 0; })));
-  EXPECT_TRUE(KilledBySigsys(RunInChild(&Program(), [] {
-    return static_cast<int>(Int80(kI386Ptrace, PTRACE_TRACEME));
-  })));
+      RunInChild(&Program(), [] { return static_cast<int>(Int80(kI386Ptrace, PTRACE_TRACEME)); })));
 }
 
 // The kernel here may lack CONFIG_X86_X32_ABI (then x32 numbers give ENOSYS),
 // but seccomp sees the number first: the filter must kill before the kernel
 // decides.
 TEST(SeccompBaselineArchTest, X32SyscallKillsTheProcess) {
-  const ChildResult control = RunInChild(
-      nullptr, [] { return ErrnoOf(syscall(kX32SyscallBit | kX32Getpid)); });
+  const ChildResult control =
+      RunInChild(nullptr, [] { return ErrnoOf(syscall(kX32SyscallBit | kX32Getpid)); });
   ASSERT_TRUE(WIFEXITED(control.status));
 
+  EXPECT_TRUE(KilledBySigsys(
+      RunInChild(&Program(), [] { return ErrnoOf(syscall(kX32SyscallBit | kX32Getpid)); })));
   EXPECT_TRUE(KilledBySigsys(RunInChild(&Program(), [] {
-    return ErrnoOf(syscall(kX32SyscallBit | kX32Getpid));
-  })));
-  EXPECT_TRUE(KilledBySigsys(RunInChild(&Program(), [] {
-    return ErrnoOf(
-        syscall(kX32SyscallBit | kX32Ptrace, PTRACE_TRACEME, 0, 0, 0));
+    return ErrnoOf(syscall(kX32SyscallBit | kX32Ptrace, PTRACE_TRACEME, 0, 0, 0));
   })));
 }
 
@@ -866,8 +778,7 @@ void ExpectVerdicts(const std::vector<Verdict>& verdicts) {
     data.arch = v.arch;
     data.nr = v.nr;
     for (size_t i = 0; i < v.args.size(); ++i) data.args[i] = v.args[i];
-    EXPECT_EQ(Evaluate(Program(), data), std::optional<uint32_t>(v.expected))
-        << v.what;
+    EXPECT_EQ(Evaluate(Program(), data), std::optional<uint32_t>(v.expected)) << v.what;
   }
 }
 
@@ -918,8 +829,7 @@ TEST(SeccompBaselineExportTest, FdIsASealedCloseOnExecProgramAtOffsetZero) {
   ASSERT_EQ(fstat(fd->get(), &st), 0);
   EXPECT_GT(st.st_size, 0);
   EXPECT_EQ(st.st_size % sizeof(sock_filter), 0u);
-  EXPECT_EQ(ReadProgram(fd->get()).size() * sizeof(sock_filter),
-            static_cast<size_t>(st.st_size));
+  EXPECT_EQ(ReadProgram(fd->get()).size() * sizeof(sock_filter), static_cast<size_t>(st.st_size));
 }
 
 struct Ran {
@@ -948,8 +858,7 @@ Ran RunBwrap(int seccomp_fd, const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::string env_path = "PATH=/usr/bin:/bin", env_home = "HOME=/tmp",
-              env_lang = "LANG=C.UTF-8";
+  std::string env_path = "PATH=/usr/bin:/bin", env_home = "HOME=/tmp", env_lang = "LANG=C.UTF-8";
   char* envp[] = {env_path.data(), env_home.data(), env_lang.data(), nullptr};
 
   Ran ran;
@@ -964,8 +873,7 @@ Ran RunBwrap(int seccomp_fd, const std::vector<std::string>& command) {
   // Same number on both sides: glibc (>= 2.29, per POSIX) clears FD_CLOEXEC.
   posix_spawn_file_actions_adddup2(&actions, seccomp_fd, seccomp_fd);
   pid_t pid;
-  const int rc =
-      posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   out_w.Reset();
   if (rc != 0) {
@@ -974,8 +882,7 @@ Ran RunBwrap(int seccomp_fd, const std::vector<std::string>& command) {
   }
   char buf[4096];
   ssize_t n;
-  while ((n = read(out_r.get(), buf, sizeof(buf))) > 0 ||
-         (n < 0 && errno == EINTR)) {
+  while ((n = read(out_r.get(), buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
     if (n > 0) ran.output.append(buf, n);
   }
   waitpid(pid, &ran.status, 0);
@@ -989,8 +896,7 @@ Ran RunBwrapWithFreshBaseline(const std::vector<std::string>& command) {
 }
 
 TEST(SeccompBaselineBwrapTest, DeniesInsideTheSandbox) {
-  const std::string script =
-      absl::StrCat(R"(
+  const std::string script = absl::StrCat(R"(
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -1000,22 +906,22 @@ def call(*args):
     return 0 if rc >= 0 else ctypes.get_errno()
 params = ctypes.create_string_buffer(120)
 print("ptrace", call()",
-                   SYS_ptrace, ", ", PTRACE_ATTACH, R"(, os.getppid(), 0, 0))
+                                          SYS_ptrace, ", ", PTRACE_ATTACH, R"(, os.getppid(), 0, 0))
 print("io_uring_setup", call()",
-                   SYS_io_uring_setup, R"(, 4, ctypes.addressof(params)))
+                                          SYS_io_uring_setup, R"(, 4, ctypes.addressof(params)))
 print("unshare_newuser", call()",
-                   SYS_unshare, ", ", CLONE_NEWUSER, R"())
+                                          SYS_unshare, ", ", CLONE_NEWUSER, R"())
 print("clone3", call()",
-                   SYS_clone3, R"(, 0, 0))
+                                          SYS_clone3, R"(, 0, 0))
 print("getpid", call()",
-                   SYS_getpid, R"())
+                                          SYS_getpid, R"())
 )");
   const Ran ran = RunBwrapWithFreshBaseline({"/usr/bin/python3", "-c", script});
   ASSERT_TRUE(WIFEXITED(ran.status) && WEXITSTATUS(ran.status) == 0)
       << "status " << ran.status << ": " << ran.output;
-  EXPECT_EQ(ran.output, absl::StrCat("ptrace ", EPERM, "\nio_uring_setup ",
-                                     EPERM, "\nunshare_newuser ", EPERM,
-                                     "\nclone3 ", ENOSYS, "\ngetpid 0\n"));
+  EXPECT_EQ(ran.output,
+            absl::StrCat("ptrace ", EPERM, "\nio_uring_setup ", EPERM, "\nunshare_newuser ", EPERM,
+                         "\nclone3 ", ENOSYS, "\ngetpid 0\n"));
 }
 
 TEST(SeccompBaselineBwrapTest, OrdinaryProgramsRun) {
@@ -1045,11 +951,9 @@ TEST(SeccompBaselineBwrapTest, ReusedFdFailsClosed) {
   absl::StatusOr<UniqueFd> fd = ExportSeccompBaseline();
   ASSERT_TRUE(fd.ok()) << fd.status();
   const Ran first = RunBwrap(fd->get(), {"/bin/true"});
-  ASSERT_TRUE(WIFEXITED(first.status) && WEXITSTATUS(first.status) == 0)
-      << first.output;
+  ASSERT_TRUE(WIFEXITED(first.status) && WEXITSTATUS(first.status) == 0) << first.output;
   const Ran second = RunBwrap(fd->get(), {"/bin/echo", "ran"});
-  EXPECT_FALSE(WIFEXITED(second.status) && WEXITSTATUS(second.status) == 0)
-      << second.output;
+  EXPECT_FALSE(WIFEXITED(second.status) && WEXITSTATUS(second.status) == 0) << second.output;
   EXPECT_EQ(second.output.find("ran\n"), std::string::npos) << second.output;
 }
 

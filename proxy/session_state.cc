@@ -61,8 +61,8 @@ void SessionState::RemovePending() {
 void SessionState::ReportViolation(absl::string_view protocol, const std::string& target,
                                    const std::string& reason, bool log) {
   if (log) {
-    spdlog::info("egress refused: session={} proxy={} target={} reason=\"{}\"",
-                 options_.session_id, std::string(protocol), target, reason);
+    spdlog::info("egress refused: session={} proxy={} target={} reason=\"{}\"", options_.session_id,
+                 std::string(protocol), target, reason);
   }
   if (options_.on_violation) {
     EgressViolation violation;

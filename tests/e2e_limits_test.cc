@@ -293,8 +293,7 @@ TEST_F(LimitsTest, ANonUtf8NameInAViolationArrivesSanitized) {
   EXPECT_TRUE(status.ok()) << status.error_message();
   bool sanitized = false;
   for (const v1::SandboxEvent& e : events) {
-    if (e.has_violation() &&
-        absl::EndsWith(e.violation().target(), "/\xEF\xBF\xBD.pem")) {
+    if (e.has_violation() && absl::EndsWith(e.violation().target(), "/\xEF\xBF\xBD.pem")) {
       sanitized = true;
     }
   }

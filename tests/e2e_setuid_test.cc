@@ -29,35 +29,27 @@ struct Attempt {
 };
 
 std::string Violation(const std::string& action, const std::string& target) {
-  return absl::StrCat(R"("violation":{"action":")", action, R"(","target":")",
-                      target, "\"");
+  return absl::StrCat(R"("violation":{"action":")", action, R"(","target":")", target, "\"");
 }
 
 // Host-made sources: "src/suid" (04755), "src/sgid" (02755), and "suid.tar"
 // holding both.
 const std::vector<Attempt>& Attempts() {
   static const std::vector<Attempt> attempts = {
-      {"chmod_4755", "cp /bin/true x && chmod 4755 x", "x",
-       Violation("file-write*", "x")},
-      {"chmod_6755", "cp /bin/true x && chmod 6755 x", "x",
-       Violation("file-write*", "x")},
-      {"chmod_u_s", "cp /bin/true x && chmod u+s x", "x",
-       Violation("file-write*", "x")},
-      {"chmod_g_s", "cp /bin/true x && chmod g+s x", "x",
-       Violation("file-write*", "x")},
-      {"install_m_4755", "install -m 4755 /bin/true x", "x",
-       Violation("file-write*", "x")},
+      {"chmod_4755", "cp /bin/true x && chmod 4755 x", "x", Violation("file-write*", "x")},
+      {"chmod_6755", "cp /bin/true x && chmod 6755 x", "x", Violation("file-write*", "x")},
+      {"chmod_u_s", "cp /bin/true x && chmod u+s x", "x", Violation("file-write*", "x")},
+      {"chmod_g_s", "cp /bin/true x && chmod g+s x", "x", Violation("file-write*", "x")},
+      {"install_m_4755", "install -m 4755 /bin/true x", "x", Violation("file-write*", "x")},
       {"cp_p_setuid", "cp -p src/suid x", "x", Violation("file-write*", "x")},
       {"cp_p_setgid", "cp -p src/sgid x", "x", Violation("file-write*", "x")},
       {"tar_xp", "mkdir out && tar -xpf suid.tar -C out", "out/src/suid",
        R"("raw":"tar: src/suid: Cannot change mode to rwsr-xr-x: Operation not permitted")"},
       // A set-gid directory is lost too: seccomp cannot tell it from a file.
       {"mkdir_m_2775", "mkdir -m 2775 d", "d", Violation("file-write*", "d")},
-      {"python_chmod",
-       R"(cp /bin/true x && python3 -c 'import os; os.chmod("x", 0o4755)')",
-       "x", Violation("file-access*", "x")},
-      {"python_open",
-       R"(python3 -c 'import os; os.open("x", os.O_CREAT | os.O_WRONLY, 0o6755)')",
+      {"python_chmod", R"(cp /bin/true x && python3 -c 'import os; os.chmod("x", 0o4755)')", "x",
+       Violation("file-access*", "x")},
+      {"python_open", R"(python3 -c 'import os; os.open("x", os.O_CREAT | os.O_WRONLY, 0o6755)')",
        "x", Violation("file-access*", "x")},
   };
   return attempts;
@@ -78,12 +70,11 @@ class SetIdTest : public ::testing::TestWithParam<bool> {
   // A fresh subtree of the work tree holding the host-made set-id sources.
   std::string Tree(const std::string& name) {
     const std::string tree = work_ + "/" + name;
-    ProgramResult made = RunProgram(
-        {"sh", "-c",
-         absl::StrCat("set -e; mkdir -p ", tree, "/src; cd ", tree,
-                      "; cp /bin/true src/suid; chmod 4755 src/suid;",
-                      " cp /bin/true src/sgid; chmod 2755 src/sgid;",
-                      " tar -cf suid.tar src; chmod 777 . src")});
+    ProgramResult made = RunProgram({"sh", "-c",
+                                     absl::StrCat("set -e; mkdir -p ", tree, "/src; cd ", tree,
+                                                  "; cp /bin/true src/suid; chmod 4755 src/suid;",
+                                                  " cp /bin/true src/sgid; chmod 2755 src/sgid;",
+                                                  " tar -cf suid.tar src; chmod 777 . src")});
     EXPECT_EQ(made.exit_code, 0) << made.err;
     // The sources are what they claim.
     EXPECT_EQ(Mode(tree + "/src/suid") & 07777, 04755u);
@@ -147,8 +138,7 @@ TEST_P(SetIdTest, OrdinaryModesStillWork) {
 
 INSTANTIATE_TEST_SUITE_P(Runs, SetIdTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "WithCreateGuard"
-                                             : "BaselineOnly";
+                           return info.param ? "WithCreateGuard" : "BaselineOnly";
                          });
 
 }  // namespace

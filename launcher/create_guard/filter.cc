@@ -84,41 +84,34 @@ const Rule kRules[] = {
 using FilterContext = std::unique_ptr<void, decltype(&seccomp_release)>;
 
 absl::Status SeccompError(absl::string_view what, int rc) {
-  return absl::InternalError(
-      absl::StrCat("create filter: ", what, " failed: ", strerror(-rc)));
+  return absl::InternalError(absl::StrCat("create filter: ", what, " failed: ", strerror(-rc)));
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> CreateFilterProgram() {
   FilterContext ctx(seccomp_init(SCMP_ACT_ALLOW), &seccomp_release);
-  if (ctx == nullptr)
-    return absl::InternalError("create filter: seccomp_init failed");
+  if (ctx == nullptr) return absl::InternalError("create filter: seccomp_init failed");
   if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
-    return absl::FailedPreconditionError(
-        "create filter: libseccomp's native arch is not x86_64");
+    return absl::FailedPreconditionError("create filter: libseccomp's native arch is not x86_64");
   }
   // Another ABI has other syscall numbers: the rules would not see its open or
   // rename.
-  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH,
-                                SCMP_ACT_KILL_PROCESS);
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
       rc != 0) {
     return SeccompError("setting the bad-arch action", rc);
   }
   for (const Rule& rule : kRules) {
     int rc =
         rule.when.has_value()
-            ? seccomp_rule_add_exact_array(ctx.get(), rule.action, rule.syscall,
-                                           1, &*rule.when)
+            ? seccomp_rule_add_exact_array(ctx.get(), rule.action, rule.syscall, 1, &*rule.when)
             : seccomp_rule_add_exact(ctx.get(), rule.action, rule.syscall, 0);
     if (rc != 0)
-      return SeccompError(
-          absl::StrCat("adding the rule for syscall ", rule.syscall), rc);
+      return SeccompError(absl::StrCat("adding the rule for syscall ", rule.syscall), rc);
   }
   UniqueFd fd(memfd_create("ccsandbox-create-filter", MFD_CLOEXEC));
   if (!fd.valid()) {
-    return absl::InternalError(
-        absl::StrCat("create filter: memfd_create: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("create filter: memfd_create: ", strerror(errno)));
   }
   if (int rc = seccomp_export_bpf(ctx.get(), fd.get()); rc != 0) {
     return SeccompError("seccomp_export_bpf", rc);
@@ -128,16 +121,13 @@ absl::StatusOr<std::string> CreateFilterProgram() {
   for (off_t offset = 0;;) {
     ssize_t n = pread(fd.get(), buf, sizeof(buf), offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      return absl::InternalError(
-          absl::StrCat("create filter: read: ", strerror(errno)));
+    if (n < 0) return absl::InternalError(absl::StrCat("create filter: read: ", strerror(errno)));
     if (n == 0) break;
     program.append(buf, n);
     offset += n;
   }
   if (program.empty() || program.size() % sizeof(sock_filter) != 0) {
-    return absl::InternalError(
-        "create filter: exported program has a bad size");
+    return absl::InternalError("create filter: exported program has a bad size");
   }
   return program;
 }
@@ -148,14 +138,12 @@ absl::StatusOr<UniqueFd> InstallCreateFilter(const std::string& program) {
   }
   sock_fprog prog{};
   prog.len = static_cast<unsigned short>(program.size() / sizeof(sock_filter));
-  prog.filter =
-      reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()));
+  prog.filter = reinterpret_cast<sock_filter*>(const_cast<char*>(program.data()));
   // libseccomp 2.5.4 cannot ask for WAIT_KILLABLE_RECV: load the exported
   // program ourselves.
-  const long fd = syscall(
-      SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-      SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-      &prog);
+  const long fd =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+              SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
   if (fd < 0) {
     if (errno == EINVAL) {
       return absl::FailedPreconditionError(
@@ -163,8 +151,7 @@ absl::StatusOr<UniqueFd> InstallCreateFilter(const std::string& program) {
           "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
           "(needs Linux 5.19+)");
     }
-    return absl::InternalError(
-        absl::StrCat("create filter: seccomp(): ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("create filter: seccomp(): ", strerror(errno)));
   }
   // The listener is created close-on-exec; keep it that way explicitly.
   fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);

@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/paths.h"
+#include "base/unique_fd.h"
 #include "launcher/create_guard/filter.h"
 #include "launcher/create_guard/landlock.h"
 #include "launcher/create_guard/notify_channel.h"
-#include "base/unique_fd.h"
-#include "base/paths.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -85,8 +85,7 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                        "FreeCreateDirs"));
     };
     for (const std::string& writable : writable_dirs) {
-      if (IsUnderOrEqual(writable, dir) ||
-          IsUnderOrEqual(dir, writable)) {
+      if (IsUnderOrEqual(writable, dir) || IsUnderOrEqual(dir, writable)) {
         return refuse(absl::StrCat("overlaps the writable mount ", writable));
       }
     }
@@ -94,15 +93,13 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
     for (const MountEntry& mount : mounts) {
       if (mount.mount_point == dir) {
         if (mount.fs_type != "tmpfs" || mount.root != "/") {
-          return refuse(absl::StrCat("is a ", mount.fs_type, " mount of ",
-                                     mount.root,
+          return refuse(absl::StrCat("is a ", mount.fs_type, " mount of ", mount.root,
                                      ", not the sandbox's own tmpfs"));
         }
         mount_point = true;
       } else if (!allow_writable_beneath && mount.read_write &&
                  IsUnderOrEqual(mount.mount_point, dir)) {
-        return refuse(absl::StrCat("has the read-write mount ",
-                                   mount.mount_point, " beneath it"));
+        return refuse(absl::StrCat("has the read-write mount ", mount.mount_point, " beneath it"));
       }
     }
     if (!mount_point) return refuse("is not a tmpfs mount point");
@@ -111,18 +108,15 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
 }
 
 absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config) {
-  if (config.channel_fd < 0)
-    return absl::InvalidArgumentError("create guard: no channel fd");
+  if (config.channel_fd < 0) return absl::InvalidArgumentError("create guard: no channel fd");
   UniqueFd channel(config.channel_fd);
   fcntl(channel.get(), F_SETFD, FD_CLOEXEC);
   std::ifstream file("/proc/self/mountinfo");
-  if (!file)
-    return absl::InternalError(
-        "create guard: cannot read /proc/self/mountinfo");
+  if (!file) return absl::InternalError("create guard: cannot read /proc/self/mountinfo");
   std::stringstream mountinfo;
   mountinfo << file.rdbuf();
-  if (absl::Status ok = CheckFreeDirs(config.free_dirs, config.writable_dirs,
-                                      mountinfo.str(), /*allow_writable_beneath=*/false);
+  if (absl::Status ok = CheckFreeDirs(config.free_dirs, config.writable_dirs, mountinfo.str(),
+                                      /*allow_writable_beneath=*/false);
       !ok.ok()) {
     return ok;
   }

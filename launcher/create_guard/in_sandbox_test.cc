@@ -48,15 +48,13 @@ TEST(CheckFreeDirs, RefusesWhatWouldLetNamesOutliveTheSandbox) {
       {{"/"}, {}, kMountInfo, "is a tmpfs mount of /newroot"},
       {{"/tmp"},
        {},
-       std::string(kMountInfo) +
-           "80 77 254:0 /home/u/w /tmp/w rw,nosuid,nodev,relatime - ext4 "
-           "/dev/vda rw\n",
+       std::string(kMountInfo) + "80 77 254:0 /home/u/w /tmp/w rw,nosuid,nodev,relatime - ext4 "
+                                 "/dev/vda rw\n",
        "has the read-write mount /tmp/w beneath it"},
       // A host tmpfs bound over /tmp: tmpfs, but not the root of its own.
       {{"/tmp"},
        {},
-       std::string(kMountInfo) +
-           "81 77 0:30 /host-tmp /tmp rw,relatime - tmpfs tmpfs rw\n",
+       std::string(kMountInfo) + "81 77 0:30 /host-tmp /tmp rw,relatime - tmpfs tmpfs rw\n",
        "is a tmpfs mount of /host-tmp"},
   };
   for (const Case& c : cases) {

@@ -17,21 +17,19 @@
 namespace ccsandbox::launcher {
 namespace {
 
-constexpr uint64_t kMakeAccess =
-    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
-    LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
-    LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-    LANDLOCK_ACCESS_FS_MAKE_SYM;
+constexpr uint64_t kMakeAccess = LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                                 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                                 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                                 LANDLOCK_ACCESS_FS_MAKE_SYM;
 
 }  // namespace
 
 absl::StatusOr<int> LandlockAbi() {
-  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
-                           LANDLOCK_CREATE_RULESET_VERSION);
+  const long abi =
+      syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi >= 1) return static_cast<int>(abi);
   if (errno == ENOSYS) {
-    return absl::UnavailableError(
-        "Landlock: the kernel is built without it (needs Linux 5.13+)");
+    return absl::UnavailableError("Landlock: the kernel is built without it (needs Linux 5.13+)");
   }
   if (errno == EOPNOTSUPP) {
     return absl::UnavailableError(
@@ -47,15 +45,12 @@ absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
   if (!abi.ok()) return abi.status();
   // REFER (ABI 2) is always denied once a ruleset is in force; handling it is
   // what lets us grant it beneath `dirs`.
-  const uint64_t handled =
-      kMakeAccess | (*abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0);
+  const uint64_t handled = kMakeAccess | (*abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0);
   landlock_ruleset_attr attr{};
   attr.handled_access_fs = handled;
-  UniqueFd ruleset(static_cast<int>(
-      syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0)));
+  UniqueFd ruleset(static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0)));
   if (!ruleset.valid()) {
-    return absl::InternalError(
-        absl::StrCat("Landlock: create_ruleset: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("Landlock: create_ruleset: ", strerror(errno)));
   }
   std::vector<std::pair<std::string, uint64_t>> rules;
   for (const std::string& dir : dirs) rules.emplace_back(dir, handled);
@@ -69,19 +64,16 @@ absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
     landlock_path_beneath_attr rule{};
     rule.allowed_access = allowed;
     rule.parent_fd = fd.get();
-    if (syscall(SYS_landlock_add_rule, ruleset.get(),
-                LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+    if (syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
       return absl::InternalError(
           absl::StrCat("Landlock: add_rule for ", dir, ": ", strerror(errno)));
     }
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return absl::InternalError(
-        absl::StrCat("prctl(PR_SET_NO_NEW_PRIVS): ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("prctl(PR_SET_NO_NEW_PRIVS): ", strerror(errno)));
   }
   if (syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
-    return absl::InternalError(
-        absl::StrCat("Landlock: restrict_self: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("Landlock: restrict_self: ", strerror(errno)));
   }
   return absl::OkStatus();
 }

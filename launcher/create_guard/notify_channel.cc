@@ -19,8 +19,7 @@ constexpr absl::string_view kMagic = "ccsandbox-notify-fd";
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> NotifyChannelPair() {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
-    return absl::InternalError(
-        absl::StrCat("notify channel: socketpair: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("notify channel: socketpair: ", strerror(errno)));
   }
   return std::make_pair(UniqueFd(fds[0]), UniqueFd(fds[1]));
 }
@@ -43,8 +42,7 @@ absl::Status SendNotifyFd(int channel, int notify_fd) {
     n = sendmsg(channel, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(kMagic.size())) {
-    return absl::InternalError(
-        absl::StrCat("notify channel: sendmsg: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("notify channel: sendmsg: ", strerror(errno)));
   }
   return absl::OkStatus();
 }
@@ -65,14 +63,11 @@ absl::StatusOr<UniqueFd> ReceiveNotifyFd(int channel) {
     n = recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
-    return absl::InternalError(
-        absl::StrCat("notify channel: recvmsg: ", strerror(errno)));
+    return absl::InternalError(absl::StrCat("notify channel: recvmsg: ", strerror(errno)));
   }
   std::vector<UniqueFd> received;
-  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg != nullptr;
-       cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-      continue;
+  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg != nullptr; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
     const size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (size_t i = 0; i < count; ++i) {
       int fd;
@@ -88,8 +83,7 @@ absl::StatusOr<UniqueFd> ReceiveNotifyFd(int channel) {
   }
   if (absl::string_view(data, n) != kMagic || received.size() != 1 ||
       (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
-    return absl::InvalidArgumentError(
-        "notify channel: unexpected message from the shim");
+    return absl::InvalidArgumentError("notify channel: unexpected message from the shim");
   }
   return std::move(received[0]);
 }

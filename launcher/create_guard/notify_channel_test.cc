@@ -30,16 +30,14 @@ TEST(NotifyChannel, PeerClosingWithoutAnFdIsUnavailable) {
   absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair = NotifyChannelPair();
   ASSERT_TRUE(pair.ok());
   pair->second.Reset();
-  EXPECT_EQ(ReceiveNotifyFd(pair->first.get()).status().code(),
-            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ReceiveNotifyFd(pair->first.get()).status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(NotifyChannel, RefusesAnythingElse) {
   absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair = NotifyChannelPair();
   ASSERT_TRUE(pair.ok());
   ASSERT_EQ(send(pair->second.get(), "hello", 5, 0), 5);
-  EXPECT_EQ(ReceiveNotifyFd(pair->first.get()).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReceiveNotifyFd(pair->first.get()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

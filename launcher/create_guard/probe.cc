@@ -24,10 +24,9 @@ int TryListenerFlags() {
     sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     sock_fprog prog{1, &allow};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(errno & 0xff);
-    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                      SECCOMP_FILTER_FLAG_NEW_LISTENER |
-                          SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-                      &prog);
+    long fd =
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
     _exit(fd < 0 ? (errno & 0xff) : 0);
   }
   int status = 0;
@@ -48,13 +47,11 @@ CreateGuardSupport ProbeCreateGuard() {
   }
   support.landlock_abi = *abi;
   if (const int error = TryListenerFlags(); error != 0) {
-    support.reason =
-        error == EINVAL
-            ? "seccomp: the kernel lacks "
-              "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
-              "(needs Linux 5.19+)"
-            : absl::StrCat("seccomp: cannot install a listener filter: ",
-                           strerror(error));
+    support.reason = error == EINVAL ? "seccomp: the kernel lacks "
+                                       "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
+                                       "(needs Linux 5.19+)"
+                                     : absl::StrCat("seccomp: cannot install a listener filter: ",
+                                                    strerror(error));
     return support;
   }
   // Entering the sandbox's mount namespace and root, and acting as its user,
@@ -67,8 +64,8 @@ CreateGuardSupport ProbeCreateGuard() {
     return support;
   }
   support.available = true;
-  support.reason = absl::StrCat("enforced at creation time (Landlock ABI ",
-                                *abi, ", seccomp user notification)");
+  support.reason = absl::StrCat("enforced at creation time (Landlock ABI ", *abi,
+                                ", seccomp user notification)");
   return support;
 }
 

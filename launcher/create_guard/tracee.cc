@@ -52,12 +52,10 @@ bool ParseTraceeStatus(absl::string_view status, TraceeIdentity* identity) {
   while (!status.empty()) {
     const size_t end = status.find('\n');
     absl::string_view line = status.substr(0, end);
-    status = end == absl::string_view::npos ? absl::string_view()
-                                            : status.substr(end + 1);
+    status = end == absl::string_view::npos ? absl::string_view() : status.substr(end + 1);
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
-    const absl::string_view key = line.substr(0, colon),
-                            rest = line.substr(colon + 1);
+    const absl::string_view key = line.substr(0, colon), rest = line.substr(colon + 1);
     unsigned long value = 0;
     if (key == "Umask") {
       values(rest, [&](int i, absl::string_view w) {
@@ -80,8 +78,7 @@ bool ParseTraceeStatus(absl::string_view status, TraceeIdentity* identity) {
     } else if (key == "Groups") {
       identity->groups.clear();
       values(rest, [&](int, absl::string_view w) {
-        if (number(w, 10, &value))
-          identity->groups.push_back(static_cast<gid_t>(value));
+        if (number(w, 10, &value)) identity->groups.push_back(static_cast<gid_t>(value));
       });
       found |= 8;
     } else if (key == "NStgid" || key == "NSpid") {
@@ -107,8 +104,7 @@ int TraceeIdentityReader::Read(pid_t tid, TraceeIdentity* identity) {
     if (it == open_.end()) {
       // Bounded: threads come and go; drop every cached file now and then.
       if (open_.size() >= 256) open_.clear();
-      UniqueFd fd(openat(host_proc_, absl::StrCat(tid, "/status").c_str(),
-                         O_RDONLY | O_CLOEXEC));
+      UniqueFd fd(openat(host_proc_, absl::StrCat(tid, "/status").c_str(), O_RDONLY | O_CLOEXEC));
       if (!fd.valid()) return Gone(errno);
       it = open_.emplace(tid, std::move(fd)).first;
     }
@@ -136,13 +132,11 @@ int ReadTraceeString(pid_t tid, uint64_t address, std::string* out) {
     // Never across a page boundary: the next page may be unmapped while this
     // one holds the terminating NUL.
     const uint64_t here = address + out->size();
-    size_t want =
-        std::min<uint64_t>(page - here % page, PATH_MAX - out->size());
+    size_t want = std::min<uint64_t>(page - here % page, PATH_MAX - out->size());
     iovec local{chunk, want};
     iovec remote{reinterpret_cast<void*>(here), want};
     ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-    if (n <= 0)
-      return n == 0 || errno == EFAULT || errno == EIO ? EFAULT : Gone(errno);
+    if (n <= 0) return n == 0 || errno == EFAULT || errno == EIO ? EFAULT : Gone(errno);
     const void* nul = memchr(chunk, '\0', n);
     if (nul != nullptr) {
       out->append(chunk, static_cast<const char*>(nul) - chunk);
@@ -154,16 +148,14 @@ int ReadTraceeString(pid_t tid, uint64_t address, std::string* out) {
 }
 
 int OpenTraceeFd(int host_proc, pid_t tid, int fd_number, UniqueFd* out) {
-  const std::string path = fd_number == AT_FDCWD
-                               ? absl::StrCat(tid, "/cwd")
-                               : absl::StrCat(tid, "/fd/", fd_number);
+  const std::string path =
+      fd_number == AT_FDCWD ? absl::StrCat(tid, "/cwd") : absl::StrCat(tid, "/fd/", fd_number);
   if (fd_number != AT_FDCWD && fd_number < 0) return EBADF;
   UniqueFd fd(openat(host_proc, path.c_str(), O_PATH | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno != ENOENT) return errno;
     // No such fd, or no such thread: tell them apart.
-    UniqueFd thread(openat(host_proc, absl::StrCat(tid).c_str(),
-                           O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd thread(openat(host_proc, absl::StrCat(tid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     return thread.valid() ? EBADF : ESRCH;
   }
   *out = std::move(fd);

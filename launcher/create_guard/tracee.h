@@ -30,10 +30,8 @@ struct TraceeIdentity {
   gid_t fsgid = 0;
   std::vector<gid_t> groups;
   mode_t umask = 022;
-  pid_t ns_tgid =
-      0;  // the process's pid and the thread's tid in the tracee's own pid
-  pid_t ns_tid =
-      0;  // namespace: what /proc/self and /proc/thread-self mean to it
+  pid_t ns_tgid = 0;  // the process's pid and the thread's tid in the tracee's own pid
+  pid_t ns_tid = 0;   // namespace: what /proc/self and /proc/thread-self mean to it
 };
 
 // Reads identities from /proc/TID/status, keeping each thread's file open so a

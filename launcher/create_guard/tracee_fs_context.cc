@@ -16,8 +16,7 @@ namespace ccsandbox::launcher {
 namespace {
 
 absl::Status Fatal(absl::string_view what) {
-  return absl::InternalError(
-      absl::StrCat("create supervisor: ", what, ": ", strerror(errno)));
+  return absl::InternalError(absl::StrCat("create supervisor: ", what, ": ", strerror(errno)));
 }
 
 int CapGet(__user_cap_data_struct data[2]) {
@@ -57,8 +56,7 @@ absl::StatusOr<std::unique_ptr<TraceeFsContext>> TraceeFsContext::ForThisThread(
   const int count = getgroups(0, nullptr);
   if (count < 0) return Fatal("getgroups");
   context->groups_.resize(count);
-  if (getgroups(count, context->groups_.data()) != count)
-    return Fatal("getgroups");
+  if (getgroups(count, context->groups_.data()) != count) return Fatal("getgroups");
   // setns(CLONE_NEWNS) needs a thread whose cwd and root are its own.
   if (unshare(CLONE_FS) != 0) return Fatal("unshare(CLONE_FS)");
   context->umask_ = umask(022);
@@ -73,25 +71,21 @@ TraceeFsContext::~TraceeFsContext() {
 absl::Status TraceeFsContext::Enter(pid_t tid) {
   // The create filter denies every way to another root or mount namespace.
   if (entered_) return absl::OkStatus();
-  UniqueFd ns(openat(host_proc_.get(), absl::StrCat(tid, "/ns/mnt").c_str(),
-                     O_RDONLY | O_CLOEXEC));
+  UniqueFd ns(openat(host_proc_.get(), absl::StrCat(tid, "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
   UniqueFd root(openat(host_proc_.get(), absl::StrCat(tid, "/root").c_str(),
                        O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!ns.valid() || !root.valid()) {
-    if (errno == ENOENT || errno == ESRCH)
-      return absl::NotFoundError("the tracee is gone");
+    if (errno == ENOENT || errno == ESRCH) return absl::NotFoundError("the tracee is gone");
     return Fatal(absl::StrCat("open /proc/", tid, "/ns/mnt and root"));
   }
-  if (setns(ns.get(), CLONE_NEWNS) != 0)
-    return Fatal("setns into the sandbox's mount namespace");
+  if (setns(ns.get(), CLONE_NEWNS) != 0) return Fatal("setns into the sandbox's mount namespace");
   if (fchdir(root.get()) != 0 || chroot(".") != 0 || chdir("/") != 0) {
     return Fatal("chroot to the sandbox's root");
   }
   free_devs_.clear();
   for (const std::string& dir : free_dirs_) {
     struct stat st;
-    if (stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-      free_devs_.push_back(st.st_dev);
+    if (stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) free_devs_.push_back(st.st_dev);
   }
   entered_ = true;
   return absl::OkStatus();
@@ -112,15 +106,13 @@ absl::Status TraceeFsContext::BecomeTracee(const TraceeIdentity& identity) {
   // capabilities decide), so they are left in place afterwards and only changed
   // when the next tracee differs.
   if (identity.groups != groups_) {
-    if (syscall(SYS_setgroups, identity.groups.size(),
-                identity.groups.data()) != 0) {
+    if (syscall(SYS_setgroups, identity.groups.size(), identity.groups.data()) != 0) {
       return Fatal("setgroups");
     }
     groups_ = identity.groups;
   }
   if (identity.fsgid != egid_) {
-    if (syscall(SYS_setresgid, -1, identity.fsgid, -1) != 0)
-      return Fatal("setresgid");
+    if (syscall(SYS_setresgid, -1, identity.fsgid, -1) != 0) return Fatal("setresgid");
     egid_ = identity.fsgid;
   }
   if (identity.umask != umask_) {
@@ -132,8 +124,7 @@ absl::Status TraceeFsContext::BecomeTracee(const TraceeIdentity& identity) {
   // would grant the tracee, which bwrap started with none. Leaving euid 0
   // clears the effective set (checked at start-up: no SECBIT_NO_SETUID_FIXUP);
   // for uid 0 we clear it ourselves. Permitted stays.
-  if (syscall(SYS_setresuid, -1, identity.fsuid, -1) != 0)
-    return Fatal("setresuid");
+  if (syscall(SYS_setresuid, -1, identity.fsuid, -1) != 0) return Fatal("setresuid");
   if (identity.fsuid == 0) {
     __user_cap_data_struct none[2] = {caps_[0], caps_[1]};
     none[0].effective = none[1].effective = 0;
@@ -146,8 +137,7 @@ absl::Status TraceeFsContext::BecomeTracee(const TraceeIdentity& identity) {
 absl::Status TraceeFsContext::BecomeSelf() {
   // Back to euid 0: the kernel restores the effective set from the permitted
   // one.
-  if (syscall(SYS_setresuid, -1, 0, -1) != 0)
-    return Fatal("setresuid (restore)");
+  if (syscall(SYS_setresuid, -1, 0, -1) != 0) return Fatal("setresuid (restore)");
   if (dropped_by_capset_) {
     if (CapSet(caps_) != 0) return Fatal("capset (restore)");
     dropped_by_capset_ = false;

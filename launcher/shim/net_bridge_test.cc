@@ -96,8 +96,7 @@ class Bridge {
   void AcceptServer() {
     server_->async_accept([this](const asio::error_code& error, UnixSocket s) {
       if (error) return;
-      handlers_.emplace_back(
-          [this, s = std::move(s)]() mutable { handler_(s); });
+      handlers_.emplace_back([this, s = std::move(s)]() mutable { handler_(s); });
       AcceptServer();
     });
   }
@@ -183,8 +182,7 @@ TEST(NetBridge, HalfCloseFromClientAfterBulk) {
   const std::string got = server_got.get_future().get();
   EXPECT_TRUE(got == up) << got.size() << " of " << up.size();
   const std::string client_got = ReadAll(s);
-  EXPECT_TRUE(client_got == reply)
-      << client_got.size() << " of " << reply.size();
+  EXPECT_TRUE(client_got == reply) << client_got.size() << " of " << reply.size();
 }
 
 // The proxy half-closes after a bulk download: the client sees EOF after

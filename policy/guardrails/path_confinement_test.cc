@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gtest/gtest.h"
 #include "base/real_host_view.h"
+#include "gtest/gtest.h"
 
 namespace ccsandbox::policy {
 namespace {

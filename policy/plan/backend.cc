@@ -51,8 +51,7 @@ absl::StatusOr<BackendChoice> SelectBackend(absl::string_view requested_name,
       choice.note = "unsandboxed: agent sandbox DISABLED by --sandbox off";
     } else {
       choice.note = absl::StrCat("unsandboxed: no OS-native agent sandbox on this host (",
-                                 ProbeHint(host),
-                                 ")");
+                                 ProbeHint(host), ")");
     }
     return choice;
   }
@@ -74,9 +73,9 @@ absl::StatusOr<BackendChoice> SelectBackend(absl::string_view requested_name,
             "backend: native requested but the agent sandbox is DISABLED by --sandbox off");
       }
       if (!host.probe.available()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "backend: native requested but no OS-native agent sandbox on this host (",
-            ProbeHint(host), ")"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("backend: native requested but no OS-native agent sandbox on this host (",
+                         ProbeHint(host), ")"));
       }
       choice.actual = v1::SANDBOX_BACKEND_NATIVE;
       choice.note = host.probe.note();

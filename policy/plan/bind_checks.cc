@@ -22,13 +22,12 @@ absl::Status CheckResolvedBind(absl::string_view field, absl::string_view spelle
         absl::StrCat(field, ": '", spelled, "' does not resolve to a path on the host"));
   }
   for (const ForbiddenDir& dir : forbidden) {
-    const bool exposes = dir.path == "/" ? resolved == "/"
-                                         : IsUnderOrEqual(resolved, dir.path) ||
-                                               IsUnderOrEqual(dir.path, resolved);
+    const bool exposes =
+        dir.path == "/" ? resolved == "/"
+                        : IsUnderOrEqual(resolved, dir.path) || IsUnderOrEqual(dir.path, resolved);
     if (exposes) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": '", spelled, "'", via,
-                                                     " would expose ", dir.what, " '", dir.path,
-                                                     "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": '", spelled, "'", via, " would expose ", dir.what, " '", dir.path, "'"));
     }
   }
   return absl::OkStatus();

@@ -25,12 +25,12 @@ TEST(CheckResolvedBind, ControlPlaneAndDaemonDirs) {
       {"/dev", false, "devices"},
       {"/dev/shm", false, "devices"},
       {"/sys/fs/cgroup", false, "kernel objects"},
-      {"/run", false, "socket directory"},               // contains it
-      {"/run/ccsandbox", false, "socket directory"},     // is it
-      {"/run/ccsandbox/x", false, "socket directory"},   // lies inside it
+      {"/run", false, "socket directory"},              // contains it
+      {"/run/ccsandbox", false, "socket directory"},    // is it
+      {"/run/ccsandbox/x", false, "socket directory"},  // lies inside it
       {"/tmp", false, "runtime directory"},
       {"/tmp/ccsandbox-broker-0/s1", false, "runtime directory"},
-      {"/tmp/ccsandbox-broker-00", true, ""},            // a sibling, not inside
+      {"/tmp/ccsandbox-broker-00", true, ""},  // a sibling, not inside
       {"/procfs", true, ""},
       {"/work/tree", true, ""},
       {"/run2", true, ""},

@@ -10,16 +10,16 @@ namespace ccsandbox::policy {
 
 const std::vector<std::string>& SecretNames() {
   static const auto* names = new std::vector<std::string>{
-      ".ssh",             // ssh keys and known_hosts
-      ".aws",             // AWS credentials and SSO caches
-      ".gnupg",           // GPG private keys
-      ".azure",           // Azure CLI tokens
-      ".kube",            // Kubernetes cluster credentials
-      ".netrc",           // plaintext logins used by curl, git, ftp
-      ".git-credentials", // git's plaintext credential store
-      ".pypirc",          // PyPI upload tokens
-      ".vault-token",     // HashiCorp Vault token
-      ".password-store",  // pass(1) encrypted store
+      ".ssh",              // ssh keys and known_hosts
+      ".aws",              // AWS credentials and SSO caches
+      ".gnupg",            // GPG private keys
+      ".azure",            // Azure CLI tokens
+      ".kube",             // Kubernetes cluster credentials
+      ".netrc",            // plaintext logins used by curl, git, ftp
+      ".git-credentials",  // git's plaintext credential store
+      ".pypirc",           // PyPI upload tokens
+      ".vault-token",      // HashiCorp Vault token
+      ".password-store",   // pass(1) encrypted store
   };
   return *names;
 }
@@ -44,9 +44,11 @@ const std::vector<std::string>& HomeSecretPaths() {
 
 const std::vector<std::string>& SystemSecretPaths() {
   static const auto* paths = new std::vector<std::string>{
-      "/etc/shadow",  "/etc/shadow-",  // password hashes (a root caller owns them)
-      "/etc/gshadow", "/etc/gshadow-",
-      "/etc/ssh/ssh_host_*_key",       // host private keys
+      "/etc/shadow",
+      "/etc/shadow-",  // password hashes (a root caller owns them)
+      "/etc/gshadow",
+      "/etc/gshadow-",
+      "/etc/ssh/ssh_host_*_key",  // host private keys
   };
   return *paths;
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "base/host_view.h"
 #include "absl/strings/string_view.h"
+#include "base/host_view.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::policy {
@@ -38,19 +38,19 @@ struct FileIdentity {
 };
 
 struct DenyScan {
-  std::vector<std::string> secrets;       // SecretNames found in any bound tree
-  std::vector<std::string> deny_write;    // trusted names found under writable binds
-  std::vector<std::string> protected_paths;  // spec.protectedPaths with globs expanded
-  std::vector<std::string> system_secrets;   // SystemSecretPaths with globs expanded
-  std::vector<std::string> home_dirs;        // the user's home directories
+  std::vector<std::string> secrets;              // SecretNames found in any bound tree
+  std::vector<std::string> deny_write;           // trusted names found under writable binds
+  std::vector<std::string> protected_paths;      // spec.protectedPaths with globs expanded
+  std::vector<std::string> system_secrets;       // SystemSecretPaths with globs expanded
+  std::vector<std::string> home_dirs;            // the user's home directories
   std::map<std::string, FileIdentity> bind_ids;  // each scanned mount's root, as resolved
   // Paths no new name may be created at or beneath (what git configs name, existing or not).
   std::vector<std::string> creation_denied;
 };
 
 struct DenyPaths {
-  std::vector<std::string> read;   // hidden inside
-  std::vector<std::string> write;  // read-only and pinned inside
+  std::vector<std::string> read;                 // hidden inside
+  std::vector<std::string> write;                // read-only and pinned inside
   std::map<std::string, FileIdentity> bind_ids;  // host path of each mount -> at Launch
   std::vector<std::string> creation_denied;      // refused at creation (both spellings)
 };

@@ -1,10 +1,10 @@
 #include "policy/plan/deny_sets.h"
-#include "policy/plan/trusted_names.h"
 
 #include <map>
 
 #include "gtest/gtest.h"
 #include "policy/plan/path_spellings.h"
+#include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::policy {
 namespace {

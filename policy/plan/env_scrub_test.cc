@@ -7,12 +7,24 @@ namespace {
 
 TEST(ScrubEnvironment, RemovesInjectionVectorsAndKeepsTheRest) {
   std::map<std::string, std::string> env = {
-      {"LD_PRELOAD", "/x.so"},      {"LD_AUDIT", "/a.so"},     {"LD_LIBRARY_PATH", "/l"},
-      {"DYLD_INSERT_LIBRARIES", "x"}, {"NODE_OPTIONS", "-r x"}, {"GIT_SSH_COMMAND", "sh"},
-      {"BASH_ENV", "/e"},           {"ENV", "/e"},             {"PERL5OPT", "-Mx"},
-      {"RUBYOPT", "-rx"},           {"PYTHONSTARTUP", "/p"},   {"JAVA_TOOL_OPTIONS", "-x"},
-      {"BASH_FUNC_ls%%", "() { x; }"}, {"GIT_CONFIG_COUNT", "1"}, {"GLIBC_TUNABLES", "x"},
-      {"PATH", "/usr/bin"},         {"HOME", "/h"},            {"MY_VAR", "1"},
+      {"LD_PRELOAD", "/x.so"},
+      {"LD_AUDIT", "/a.so"},
+      {"LD_LIBRARY_PATH", "/l"},
+      {"DYLD_INSERT_LIBRARIES", "x"},
+      {"NODE_OPTIONS", "-r x"},
+      {"GIT_SSH_COMMAND", "sh"},
+      {"BASH_ENV", "/e"},
+      {"ENV", "/e"},
+      {"PERL5OPT", "-Mx"},
+      {"RUBYOPT", "-rx"},
+      {"PYTHONSTARTUP", "/p"},
+      {"JAVA_TOOL_OPTIONS", "-x"},
+      {"BASH_FUNC_ls%%", "() { x; }"},
+      {"GIT_CONFIG_COUNT", "1"},
+      {"GLIBC_TUNABLES", "x"},
+      {"PATH", "/usr/bin"},
+      {"HOME", "/h"},
+      {"MY_VAR", "1"},
       {"LANG", "C.UTF-8"},
   };
   std::vector<std::string> removed = ScrubEnvironment(env);

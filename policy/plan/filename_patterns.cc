@@ -15,8 +15,7 @@ bool GlobMatch(absl::string_view pattern, absl::string_view name);
 // Matches the class starting at pattern[p] (just after '[') against c. Sets
 // `end` to the index after the closing ']'. Returns nullopt when the class is
 // unterminated.
-std::optional<bool> MatchClass(absl::string_view pattern, size_t p, char c,
-                               size_t& end) {
+std::optional<bool> MatchClass(absl::string_view pattern, size_t p, char c, size_t& end) {
   bool negate = false;
   if (p < pattern.size() && (pattern[p] == '!' || pattern[p] == '^')) {
     negate = true;
@@ -38,8 +37,7 @@ std::optional<bool> MatchClass(absl::string_view pattern, size_t p, char c,
     }
     const char flo = absl::ascii_tolower(static_cast<unsigned char>(lo));
     const char fhi = absl::ascii_tolower(static_cast<unsigned char>(hi));
-    if ((folded >= flo && folded <= fhi) || (c >= lo && c <= hi))
-      matched = true;
+    if ((folded >= flo && folded <= fhi) || (c >= lo && c <= hi)) matched = true;
   }
   if (p >= pattern.size()) return std::nullopt;
   end = p + 1;
@@ -104,16 +102,14 @@ absl::Status CheckPattern(const std::string& pattern) {
         "contains '/': patterns match one file name (e.g. \"*.pem\"), not a "
         "path");
   }
-  if (pattern.find('\0') != std::string::npos)
-    return bad("contains a NUL byte");
+  if (pattern.find('\0') != std::string::npos) return bad("contains a NUL byte");
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '\\') {
       if (i + 1 == pattern.size()) return bad("ends with a lone '\\'");
       ++i;
     } else if (pattern[i] == '[') {
       size_t end = 0;
-      if (!MatchClass(pattern, i + 1, 'a', end).has_value())
-        return bad("has an unterminated '['");
+      if (!MatchClass(pattern, i + 1, 'a', end).has_value()) return bad("has an unterminated '['");
       i = end - 1;
     }
   }
@@ -131,14 +127,12 @@ absl::Status CheckNameGlob(const std::string& pattern) { return CheckPattern(pat
 absl::StatusOr<FilenamePatterns> FilenamePatterns::Create(
     const std::vector<std::string>& patterns) {
   for (const std::string& pattern : patterns) {
-    if (absl::Status status = CheckPattern(pattern); !status.ok())
-      return status;
+    if (absl::Status status = CheckPattern(pattern); !status.ok()) return status;
   }
   return FilenamePatterns(patterns);
 }
 
-std::optional<std::string> FilenamePatterns::Match(
-    absl::string_view name) const {
+std::optional<std::string> FilenamePatterns::Match(absl::string_view name) const {
   if (name.empty() || name == "." || name == "..") return std::nullopt;
   for (const std::string& pattern : patterns_) {
     if (GlobMatch(pattern, name)) return pattern;

@@ -34,8 +34,7 @@ class FilenamePatterns {
   // INVALID_ARGUMENT naming the pattern when one is empty, contains '/' or NUL
   // (patterns match one name, not paths), or is malformed (an unterminated '['
   // or a trailing '\').
-  static absl::StatusOr<FilenamePatterns> Create(
-      const std::vector<std::string>& patterns);
+  static absl::StatusOr<FilenamePatterns> Create(const std::vector<std::string>& patterns);
 
   // The first pattern `name` (one path component) matches, or nullopt. "." and
   // ".." never match: they name existing directories.
@@ -44,8 +43,7 @@ class FilenamePatterns {
   const std::vector<std::string>& patterns() const { return patterns_; }
 
  private:
-  explicit FilenamePatterns(std::vector<std::string> patterns)
-      : patterns_(std::move(patterns)) {}
+  explicit FilenamePatterns(std::vector<std::string> patterns) : patterns_(std::move(patterns)) {}
   std::vector<std::string> patterns_;
 };
 

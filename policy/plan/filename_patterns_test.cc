@@ -16,32 +16,21 @@ TEST(FilenamePatterns, StandardSetMatchesFinalNames) {
       FilenamePatterns::Create(StandardFilenameDenyPatterns());
   ASSERT_TRUE(patterns.ok()) << patterns.status();
   const Case cases[] = {
-      {".env", ".env"},
-      {".env.local", ".env.*"},
-      {".env.", ".env.*"},
-      {".ENV", ".env"},
-      {"server.key", "*.key"},
-      {".key", "*.key"},
-      {"a.b.key", "*.key"},
-      {"cert.pem", "*.pem"},
-      {"CERT.PEM", "*.pem"},
-      {"keys.pem", "*.pem"},  // a directory name matches just the same
-      {"env", nullptr},
-      {".envrc", nullptr},
-      {"x.env", nullptr},
-      {"server.key.bak", nullptr},
-      {"pem", nullptr},
-      {"ok.txt", nullptr},
-      {"keyring", nullptr},
-      {".", nullptr},
-      {"..", nullptr},
-      {"", nullptr},
+      {".env", ".env"},        {".env.local", ".env.*"},
+      {".env.", ".env.*"},     {".ENV", ".env"},
+      {"server.key", "*.key"}, {".key", "*.key"},
+      {"a.b.key", "*.key"},    {"cert.pem", "*.pem"},
+      {"CERT.PEM", "*.pem"},   {"keys.pem", "*.pem"},  // a directory name matches just the same
+      {"env", nullptr},        {".envrc", nullptr},
+      {"x.env", nullptr},      {"server.key.bak", nullptr},
+      {"pem", nullptr},        {"ok.txt", nullptr},
+      {"keyring", nullptr},    {".", nullptr},
+      {"..", nullptr},         {"", nullptr},
   };
   for (const Case& c : cases) {
     std::optional<std::string> hit = patterns->Match(c.name);
     if (c.expected == nullptr) {
-      EXPECT_FALSE(hit.has_value())
-          << c.name << " matched " << hit.value_or("");
+      EXPECT_FALSE(hit.has_value()) << c.name << " matched " << hit.value_or("");
     } else {
       EXPECT_EQ(hit.value_or("<none>"), c.expected) << c.name;
     }
@@ -49,8 +38,8 @@ TEST(FilenamePatterns, StandardSetMatchesFinalNames) {
 }
 
 TEST(FilenamePatterns, GlobSyntax) {
-  absl::StatusOr<FilenamePatterns> patterns = FilenamePatterns::Create(
-      {"id_?sa", "*.p[0-9][0-9]", "[!a-z]*.crt", "lit\\*", "*"});
+  absl::StatusOr<FilenamePatterns> patterns =
+      FilenamePatterns::Create({"id_?sa", "*.p[0-9][0-9]", "[!a-z]*.crt", "lit\\*", "*"});
   ASSERT_TRUE(patterns.ok()) << patterns.status();
   EXPECT_EQ(patterns->Match("id_rsa").value_or(""), "id_?sa");
   EXPECT_EQ(patterns->Match("ID_DSA").value_or(""), "id_?sa");
@@ -59,18 +48,13 @@ TEST(FilenamePatterns, GlobSyntax) {
   EXPECT_EQ(patterns->Match("lit*").value_or(""), "lit\\*");
   EXPECT_EQ(patterns->Match("anything").value_or(""),
             "*");  // "*" denies every new name
-  EXPECT_FALSE(FilenamePatterns::Create({"*.p[0-9][0-9]"})
-                   ->Match("store.pxx")
-                   .has_value());
-  EXPECT_FALSE(
-      FilenamePatterns::Create({"[!a-z]*.crt"})->Match("root.crt").has_value());
-  EXPECT_FALSE(
-      FilenamePatterns::Create({"lit\\*"})->Match("literal").has_value());
+  EXPECT_FALSE(FilenamePatterns::Create({"*.p[0-9][0-9]"})->Match("store.pxx").has_value());
+  EXPECT_FALSE(FilenamePatterns::Create({"[!a-z]*.crt"})->Match("root.crt").has_value());
+  EXPECT_FALSE(FilenamePatterns::Create({"lit\\*"})->Match("literal").has_value());
 }
 
 TEST(FilenamePatterns, StarBacktracks) {
-  absl::StatusOr<FilenamePatterns> patterns =
-      FilenamePatterns::Create({"*a*b*c"});
+  absl::StatusOr<FilenamePatterns> patterns = FilenamePatterns::Create({"*a*b*c"});
   ASSERT_TRUE(patterns.ok());
   EXPECT_TRUE(patterns->Match("xxaxxbxxbxc").has_value());
   EXPECT_FALSE(patterns->Match("xxaxxbxxbx").has_value());
@@ -79,10 +63,8 @@ TEST(FilenamePatterns, StarBacktracks) {
 
 TEST(FilenamePatterns, RejectsPatternsThatAreNotOneName) {
   for (const char* bad : {"", "dir/*.pem", "[abc", "x\\"}) {
-    absl::StatusOr<FilenamePatterns> patterns =
-        FilenamePatterns::Create({"*.pem", bad});
-    EXPECT_EQ(patterns.status().code(), absl::StatusCode::kInvalidArgument)
-        << bad;
+    absl::StatusOr<FilenamePatterns> patterns = FilenamePatterns::Create({"*.pem", bad});
+    EXPECT_EQ(patterns.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_TRUE(FilenamePatterns::Create({}).ok());
   EXPECT_FALSE(FilenamePatterns::Create({})->Match(".env").has_value());

@@ -73,8 +73,8 @@ TEST(DecideFilenamePolicy, EnforcementOrBackendNoneRun) {
 
 TEST(DecideFilenamePolicy, OnlyWritableEnforcedSessionsCarryAGuard) {
   for (bool enforcement : {false, true}) {
-    auto read_only = DecideFilenamePolicy(Spec("review", false), v1::SANDBOX_BACKEND_NATIVE,
-                                          enforcement);
+    auto read_only =
+        DecideFilenamePolicy(Spec("review", false), v1::SANDBOX_BACKEND_NATIVE, enforcement);
     ASSERT_TRUE(read_only.ok());
     EXPECT_FALSE(read_only->create_guard);
   }

@@ -56,8 +56,9 @@ GitConfigPaths GitConfigProgramPaths(absl::string_view config_text, absl::string
                                      absl::string_view config_dir, absl::string_view home) {
   // Keys whose value is a program git runs, by their last name component.
   static const auto* kProgramKeys = new std::set<std::string>{
-      "fsmonitor", "sshcommand", "editor", "pager", "askpass", "clean", "smudge", "process",
-      "textconv", "command", "external", "driver", "helper", "program", "packobjectshook"};
+      "fsmonitor", "sshcommand", "editor",  "pager",    "askpass",
+      "clean",     "smudge",     "process", "textconv", "command",
+      "external",  "driver",     "helper",  "program",  "packobjectshook"};
   GitConfigPaths found;
   std::string section;  // "core", "include", "includeif", "alias" ...
   for (absl::string_view line : absl::StrSplit(config_text, '\n')) {

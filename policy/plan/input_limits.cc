@@ -278,9 +278,9 @@ absl::Status CheckSpecLimits(const v1::SandboxSpec& spec) {
                    "every creation in a writable mount is matched against each");
   }
   for (int i = 0; i < spec.deny_write_names_size(); ++i) {
-    if (absl::Status s = CheckBounded(absl::StrCat("denyWriteNames[", i, "]"),
-                                      spec.deny_write_names(i), kMaxPathBytes,
-                                      "a rule is a relative path (PATH_MAX)");
+    if (absl::Status s =
+            CheckBounded(absl::StrCat("denyWriteNames[", i, "]"), spec.deny_write_names(i),
+                         kMaxPathBytes, "a rule is a relative path (PATH_MAX)");
         !s.ok()) {
       return s;
     }
@@ -369,8 +369,8 @@ absl::Status CheckPlanLimits(const v1::LaunchPlan& plan) {
                    "the spec's denyWriteNames");
   }
   for (int i = 0; i < rules.size(); ++i) {
-    if (absl::Status s = CheckBounded(absl::StrCat("createGuard.trustedNames[", i, "]"),
-                                      rules[i], kMaxPathBytes, "a rule is a relative path");
+    if (absl::Status s = CheckBounded(absl::StrCat("createGuard.trustedNames[", i, "]"), rules[i],
+                                      kMaxPathBytes, "a rule is a relative path");
         !s.ok()) {
       return s;
     }

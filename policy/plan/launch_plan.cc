@@ -18,7 +18,7 @@ std::map<std::string, std::string> DefaultEnvironment(
       {"LANG", "C.UTF-8"},
       {"TMPDIR", "/tmp"},
   };
-  constexpr std::array<absl::string_view, 6> kCopied = {"LANG", "TZ", "TERM",
+  constexpr std::array<absl::string_view, 6> kCopied = {"LANG", "TZ",      "TERM",
                                                         "USER", "LOGNAME", "HOME"};
   for (absl::string_view name : kCopied) {
     auto it = host_env.find(std::string(name));

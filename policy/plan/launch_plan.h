@@ -6,9 +6,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "proto/launcher.pb.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/spec_validation.h"
+#include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::policy {

@@ -96,8 +96,10 @@ TEST(BuildLaunchPlan, RefusesAnEmptyCommandAndABadWorkdir) {
 }
 
 TEST(DefaultEnvironment, CopiesOnlyIdentityAndLocale) {
-  std::map<std::string, std::string> host = {{"HOME", "/root"},   {"LC_ALL", "C"},
-                                             {"SECRET_TOKEN", "x"}, {"USER", "root"},
+  std::map<std::string, std::string> host = {{"HOME", "/root"},
+                                             {"LC_ALL", "C"},
+                                             {"SECRET_TOKEN", "x"},
+                                             {"USER", "root"},
                                              {"PATH", "/evil"}};
   auto native = DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host);
   EXPECT_EQ(native.count("SECRET_TOKEN"), 0u);

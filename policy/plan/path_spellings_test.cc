@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gtest/gtest.h"
 #include "base/real_host_view.h"
+#include "gtest/gtest.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -55,9 +55,8 @@ TEST_F(SpellingsTest, LiteralAndResolvedSpellings) {
 }
 
 TEST_F(SpellingsTest, AllSpellingsDeduplicatesInOrder) {
-  std::vector<std::string> got =
-      AllSpellings({root_ + "/link/.ssh", root_ + "/real/.ssh", root_ + "/real/checkout"},
-                   resolver_);
+  std::vector<std::string> got = AllSpellings(
+      {root_ + "/link/.ssh", root_ + "/real/.ssh", root_ + "/real/checkout"}, resolver_);
   std::vector<std::string> want = {root_ + "/link/.ssh", root_ + "/real/.ssh",
                                    root_ + "/real/checkout"};
   EXPECT_EQ(got, want);

@@ -1,9 +1,9 @@
 #include "policy/plan/plan_validation.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/paths.h"
 #include "policy/plan/filename_patterns.h"
 #include "policy/plan/input_limits.h"
-#include "base/paths.h"
 #include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::policy {
@@ -33,15 +33,14 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     }
     for (const std::string& dir : limits.forbidden_dirs) {
       if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            field, ".hostPath: ", QuoteInput(mount.host_path()),
-            " overlaps the launcher's socket directory '", dir, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".hostPath: ", QuoteInput(mount.host_path()),
+                         " overlaps the launcher's socket directory '", dir, "'"));
       }
     }
   }
-  for (const auto& [field, paths] :
-       {std::pair{"denyReadPaths", &plan.deny_read_paths()},
-        std::pair{"denyWritePaths", &plan.deny_write_paths()}}) {
+  for (const auto& [field, paths] : {std::pair{"denyReadPaths", &plan.deny_read_paths()},
+                                     std::pair{"denyWritePaths", &plan.deny_write_paths()}}) {
     for (int i = 0; i < paths->size(); ++i) {
       const std::string& path = (*paths)[i];
       if (IsGlob(path) && !path.empty() && path[0] == '/') continue;
@@ -63,9 +62,9 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
       // launcher's own socket, which could run commands outside the sandbox.
       for (const std::string& dir : limits.forbidden_dirs) {
         if (IsUnderOrEqual(*path, dir)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              field, ": ", QuoteInput(*path), " is in the launcher's socket directory '", dir,
-              "'"));
+          return absl::InvalidArgumentError(absl::StrCat(field, ": ", QuoteInput(*path),
+                                                         " is in the launcher's socket directory '",
+                                                         dir, "'"));
         }
       }
     }

@@ -29,8 +29,7 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
   };
   const Case cases[] = {
       {"run id", [](v1::LaunchPlan& p) { p.clear_run_id(); }, "runId"},
-      {"backend", [](v1::LaunchPlan& p) { p.set_backend(v1::SANDBOX_BACKEND_MICROVM); },
-       "backend"},
+      {"backend", [](v1::LaunchPlan& p) { p.set_backend(v1::SANDBOX_BACKEND_MICROVM); }, "backend"},
       {"argv", [](v1::LaunchPlan& p) { p.clear_argv(); }, "argv"},
       {"relative", [](v1::LaunchPlan& p) { p.mutable_mounts(0)->set_host_path("work"); },
        "mounts[0].hostPath"},

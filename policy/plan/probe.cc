@@ -30,8 +30,8 @@ v1::ProbeResult EvaluateProbe(const HostFacts& facts) {
       result.set_requires_install(true);
       result.set_note(absl::StrCat(facts.wsl2 ? "WSL2" : "Linux", " host missing ",
                                    absl::StrJoin(result.missing(), " and ")));
-      result.set_install_hint(absl::StrCat("install: sudo apt-get install ",
-                                           absl::StrJoin(result.missing(), " ")));
+      result.set_install_hint(
+          absl::StrCat("install: sudo apt-get install ", absl::StrJoin(result.missing(), " ")));
       return result;
     }
     case HostFacts::Os::kOther:

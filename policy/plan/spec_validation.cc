@@ -3,9 +3,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/paths.h"
 #include "policy/mode.h"
 #include "policy/plan/input_limits.h"
-#include "base/paths.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -65,10 +65,11 @@ absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backen
         return s;
       }
       if (backend == v1::SANDBOX_BACKEND_NATIVE && bind.guest_path() != bind.host_path()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            field, ".guestPath: ", QuoteInput(bind.guest_path()), " differs from hostPath ",
-            QuoteInput(bind.host_path()), "; the native backend mounts every path at its host "
-            "location"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".guestPath: ", QuoteInput(bind.guest_path()),
+                         " differs from hostPath ", QuoteInput(bind.host_path()),
+                         "; the native backend mounts every path at its host "
+                         "location"));
       }
     }
   }
@@ -80,8 +81,7 @@ absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backen
   if (absl::Status s = CheckPathList("protectedPaths", spec.protected_paths(), true); !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckPathList("runnerStateDirs", spec.runner_state_dirs(), false);
-      !s.ok()) {
+  if (absl::Status s = CheckPathList("runnerStateDirs", spec.runner_state_dirs(), false); !s.ok()) {
     return s;
   }
   return CheckPathList("execGrantRoots", spec.exec_grant_roots(), false);

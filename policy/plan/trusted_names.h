@@ -69,8 +69,7 @@ class TrustedNameRules {
   const std::vector<std::string>& rules() const { return rules_; }
 
  private:
-  TrustedNameRules(std::vector<std::string> rules,
-                   std::vector<std::vector<std::string>> components,
+  TrustedNameRules(std::vector<std::string> rules, std::vector<std::vector<std::string>> components,
                    std::vector<std::vector<std::string>> unless);
   std::vector<std::string> rules_;
   std::vector<std::vector<std::string>> components_;  // each prefixed with "**"

@@ -48,10 +48,10 @@ TEST(TrustedNameRules, StandardListMatchesAtAnyDepth) {
       {"/w/.nvim.lua", ".nvim.lua"},
       {"/w/sub/mise.toml", "mise.toml"},
       {"/w/CLAUDE.md", nullptr},  // instructions, not code: reviewed like any project file
-      {"/w/src/HEAD", "HEAD"},                      // a bare repository in the making
+      {"/w/src/HEAD", "HEAD"},    // a bare repository in the making
       {"/w/mirror.git/config", "*.git/config"},
       {"/w/mirror.git/hooks/post-receive", "*.git/hooks/**"},
-      {"/w/repo/.git/HEAD", nullptr},               // git's own
+      {"/w/repo/.git/HEAD", nullptr},  // git's own
       {"/w/repo/.git/modules/m/HEAD", nullptr},
       {"/home/u/.local/lib/python3.11/site-packages/pip/__init__.py",
        ".local/lib/python*/site-packages/**"},
@@ -61,7 +61,7 @@ TEST(TrustedNameRules, StandardListMatchesAtAnyDepth) {
       {"/w/repo/.git/index", nullptr},
       {"/w/repo/.git/config.lock", nullptr},
       {"/w/repo/src/config", nullptr},
-      {"/w/x.git/hooks/a", "*.git/hooks/**"},   // a conventional bare repository
+      {"/w/x.git/hooks/a", "*.git/hooks/**"},  // a conventional bare repository
       {"/w/bashrc", nullptr},
       {"/w/notes/.bashrc.txt", nullptr},
       {"/home/u/.config/other/x", nullptr},

@@ -31,10 +31,8 @@ std::vector<CorpusCase> LoadCorpus() {
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields =
-        absl::StrSplit(line, absl::MaxSplits('\t', 2));
-    EXPECT_EQ(fields.size(), 3u)
-        << path << ":" << n << ": want action<TAB>target<TAB>line";
+    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 2));
+    EXPECT_EQ(fields.size(), 3u) << path << ":" << n << ": want action<TAB>target<TAB>line";
     if (fields.size() != 3) continue;
     cases.push_back({n, fields[0], fields[1], fields[2]});
   }
@@ -48,8 +46,7 @@ TEST(ParseViolationLine, Corpus) {
     SCOPED_TRACE("corpus line " + std::to_string(c.line_number) + ": " + c.raw);
     const std::optional<v1::SandboxViolation> v = ParseViolationLine(c.raw);
     if (c.action == "-") {
-      EXPECT_FALSE(v.has_value())
-          << "action " << v->action() << " target " << v->target();
+      EXPECT_FALSE(v.has_value()) << "action " << v->action() << " target " << v->target();
       continue;
     }
     ++positives;
@@ -63,9 +60,8 @@ TEST(ParseViolationLine, Corpus) {
 }
 
 TEST(ParseViolationLine, IgnoresTheLineTerminator) {
-  for (absl::string_view line :
-       {"cat: /x: Permission denied\n", "cat: /x: Permission denied\r\n",
-        "cat: /x: Permission denied\r"}) {
+  for (absl::string_view line : {"cat: /x: Permission denied\n", "cat: /x: Permission denied\r\n",
+                                 "cat: /x: Permission denied\r"}) {
     std::optional<v1::SandboxViolation> v = ParseViolationLine(line);
     ASSERT_TRUE(v.has_value()) << line;
     EXPECT_EQ(v->raw(), "cat: /x: Permission denied");
@@ -74,15 +70,14 @@ TEST(ParseViolationLine, IgnoresTheLineTerminator) {
 }
 
 TEST(ParseViolationLine, ShellEscapedQuotesAreUndone) {
-  std::optional<v1::SandboxViolation> v = ParseViolationLine(
-      R"(rm: cannot remove '/ro/a'\''b c': Permission denied)");
+  std::optional<v1::SandboxViolation> v =
+      ParseViolationLine(R"(rm: cannot remove '/ro/a'\''b c': Permission denied)");
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->target(), "/ro/a'b c");
 }
 
 TEST(ParseViolationLine, GoAndZshShapes) {
-  std::optional<v1::SandboxViolation> v =
-      ParseViolationLine("open /etc/x: permission denied");
+  std::optional<v1::SandboxViolation> v = ParseViolationLine("open /etc/x: permission denied");
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->action(), kActionFileAccess);
   EXPECT_EQ(v->target(), "/etc/x");
@@ -107,12 +102,10 @@ TEST(ParseViolationLine, MoreShapes) {
     absl::string_view target;
   };
   const Case cases[] = {
-      {"bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
-       kActionFileMount, "/newroot/proc"},
-      {"bwrap: Creating new namespace failed: Operation not permitted",
-       kActionSyscall, "unshare"},
-      {"Error: connect EACCES 10.0.0.1:443", kActionNetworkOutbound,
-       "10.0.0.1:443"},
+      {"bwrap: Can't mount proc on /newroot/proc: Operation not permitted", kActionFileMount,
+       "/newroot/proc"},
+      {"bwrap: Creating new namespace failed: Operation not permitted", kActionSyscall, "unshare"},
+      {"Error: connect EACCES 10.0.0.1:443", kActionNetworkOutbound, "10.0.0.1:443"},
       {"bash: line 1: ulimit: open files: cannot modify limit: Operation not "
        "permitted",
        kActionSyscall, "setrlimit"},
@@ -137,8 +130,8 @@ TEST(ParseViolationLine, MoreShapes) {
 }
 
 TEST(ParseViolationLine, OutputIsValidUtf8) {
-  std::optional<v1::SandboxViolation> v = ParseViolationLine(
-      "cat: /tmp/caf\xE9: Permission denied");  // Latin-1 file name
+  std::optional<v1::SandboxViolation> v =
+      ParseViolationLine("cat: /tmp/caf\xE9: Permission denied");  // Latin-1 file name
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->target(), "/tmp/caf\xEF\xBF\xBD");
   EXPECT_EQ(v->raw(), "cat: /tmp/caf\xEF\xBF\xBD: Permission denied");
@@ -160,16 +153,15 @@ TEST(ViolationScanner, JoinsLinesSplitAcrossChunks) {
   ViolationScanner scanner;
   EXPECT_TRUE(scanner.Feed("hello\ncat: /a: Perm").empty());
   EXPECT_TRUE(scanner.Feed("ission den").empty());
-  EXPECT_EQ(Targets(scanner.Feed(
-                "ied\ntouch: cannot touch '/b': Read-only file system\nok\n")),
+  EXPECT_EQ(Targets(scanner.Feed("ied\ntouch: cannot touch '/b': Read-only file system\nok\n")),
             (std::vector<std::string>{"/a", "/b"}));
   EXPECT_TRUE(scanner.Finish().empty());
 }
 
 TEST(ViolationScanner, HandlesCrLfAndBareCr) {
   ViolationScanner scanner;
-  std::vector<v1::SandboxViolation> vs = scanner.Feed(
-      "cat: /a: Permission denied\r\n10%\r50%\rcat: /b: Permission denied\r");
+  std::vector<v1::SandboxViolation> vs =
+      scanner.Feed("cat: /a: Permission denied\r\n10%\r50%\rcat: /b: Permission denied\r");
   ASSERT_EQ(vs.size(), 2u);
   EXPECT_EQ(vs[0].raw(), "cat: /a: Permission denied");
   EXPECT_EQ(vs[1].raw(), "cat: /b: Permission denied");
@@ -178,8 +170,7 @@ TEST(ViolationScanner, HandlesCrLfAndBareCr) {
 
 TEST(ViolationScanner, FinishFlushesTheLastLine) {
   ViolationScanner scanner;
-  EXPECT_TRUE(
-      scanner.Feed("rm: cannot remove '/c': Operation not permitted").empty());
+  EXPECT_TRUE(scanner.Feed("rm: cannot remove '/c': Operation not permitted").empty());
   std::vector<v1::SandboxViolation> vs = scanner.Finish();
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].target(), "/c");
@@ -198,13 +189,12 @@ TEST(ViolationScanner, CutsLongLinesAndDropsTheirRest) {
   EXPECT_EQ(Targets(scanner.Feed("\ncat: /e: Permission denied\n")),
             (std::vector<std::string>{"/e"}));
   // A kept prefix that reports is parsed as soon as the cap is reached.
-  std::vector<v1::SandboxViolation> vs = scanner.Feed(
-      "cat: /f: Permission denied" + std::string(kMaxViolationLineBytes, ' '));
+  std::vector<v1::SandboxViolation> vs =
+      scanner.Feed("cat: /f: Permission denied" + std::string(kMaxViolationLineBytes, ' '));
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].target(), "/f");
   EXPECT_EQ(vs[0].raw().size(), kMaxViolationLineBytes);
-  EXPECT_TRUE(
-      scanner.Feed(std::string(3 * kMaxViolationLineBytes, 'y')).empty());
+  EXPECT_TRUE(scanner.Feed(std::string(3 * kMaxViolationLineBytes, 'y')).empty());
   EXPECT_TRUE(scanner.Feed(": Permission denied\n").empty());
   EXPECT_EQ(Targets(scanner.Feed("cat: /g: Permission denied\n")),
             (std::vector<std::string>{"/g"}));
@@ -215,9 +205,7 @@ TEST(ViolationScanner, AtTheCapTheLineIsWhole) {
   const std::string prefix = "cat: /";
   const std::string suffix = ": Permission denied";
   const std::string line =
-      prefix +
-      std::string(kMaxViolationLineBytes - prefix.size() - suffix.size(), 'p') +
-      suffix;
+      prefix + std::string(kMaxViolationLineBytes - prefix.size() - suffix.size(), 'p') + suffix;
   ASSERT_EQ(line.size(), kMaxViolationLineBytes);
   ViolationScanner scanner;
   std::vector<v1::SandboxViolation> vs = scanner.Feed(line + "\n");
@@ -234,8 +222,7 @@ TEST(ViolationScanner, CutsOnACharacterBoundary) {
   ViolationScanner scanner;
   // "é" (2 bytes) straddles the cap.
   const std::string head = "cat: /x: Permission denied";
-  std::string line =
-      head + std::string(kMaxViolationLineBytes - head.size() - 1, ' ');
+  std::string line = head + std::string(kMaxViolationLineBytes - head.size() - 1, ' ');
   line += "\xC3\xA9 more";
   // The marker must end the kept text for the line to match: pad with spaces,
   // which are stripped before the marker's follow check.
@@ -272,8 +259,7 @@ TEST(ViolationScanner, AnyChunkingMatchesLineByLine) {
         all.push_back(std::move(v));
       }
     }
-    for (v1::SandboxViolation& v : scanner.Finish())
-      all.push_back(std::move(v));
+    for (v1::SandboxViolation& v : scanner.Finish()) all.push_back(std::move(v));
     EXPECT_EQ(Describe(all), Describe(expected));
   }
 }

@@ -171,8 +171,7 @@ absl::Status WaitForSocket(const std::string& path, Child& owner, const std::str
 
 absl::StatusOr<std::string> ExecutableFlag(const std::string& name, const std::string& path) {
   char resolved[PATH_MAX];
-  if (path.empty() || realpath(path.c_str(), resolved) == nullptr ||
-      access(resolved, X_OK) != 0) {
+  if (path.empty() || realpath(path.c_str(), resolved) == nullptr || access(resolved, X_OK) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", name, ": '", path, "' is not an executable file"));
   }

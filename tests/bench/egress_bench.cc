@@ -52,7 +52,6 @@
 #include <utility>
 #include <vector>
 
-#include "tests/bench/bench_process.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -63,9 +62,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "grpcpp/grpcpp.h"
 #include "base/dashed_flags.h"
+#include "grpcpp/grpcpp.h"
 #include "proto/sandbox.grpc.pb.h"
+#include "tests/bench/bench_process.h"
 
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
 ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
@@ -73,18 +73,14 @@ ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
 ABSL_FLAG(std::string, client, "", "path of egress_bench_client");
 ABSL_FLAG(std::string, figures, "123", "which figures to measure (digits 1-3)");
 ABSL_FLAG(int, bulk_mib, 2048, "1: MiB per bulk transfer");
-ABSL_FLAG(int, bulk_runs, 3,
-          "1: transfers per path (alternating; best and median are reported)");
-ABSL_FLAG(std::vector<std::string>, bulk_read_kib,
-          std::vector<std::string>({"1024", "64"}),
+ABSL_FLAG(int, bulk_runs, 3, "1: transfers per path (alternating; best and median are reported)");
+ABSL_FLAG(std::vector<std::string>, bulk_read_kib, std::vector<std::string>({"1024", "64"}),
           "1: client read sizes, KiB (1024: a greedy reader; 64: a typical "
           "client buffer)");
 ABSL_FLAG(double, rate_seconds, 3.0, "2: seconds per tunnel-rate measurement");
 ABSL_FLAG(int, rate_clients, 16, "2: concurrent clients for the tunnel rate");
-ABSL_FLAG(int, ttfb_runs, 2000,
-          "2: sequential connections for the time to first byte");
-ABSL_FLAG(int, idle_sessions, 200,
-          "3: sessions for the idle-session memory figure");
+ABSL_FLAG(int, ttfb_runs, 2000, "2: sequential connections for the time to first byte");
+ABSL_FLAG(int, idle_sessions, 200, "3: sessions for the idle-session memory figure");
 ABSL_FLAG(int, open_tunnels, 500,
           "3: tunnels for the per-tunnel memory figure (a session's proxies "
           "take 1024 "
@@ -102,15 +98,13 @@ using Fields = std::map<std::string, std::string>;
 
 constexpr char kUpstreamName[] = "upstream.test";
 
-
 // ---- /proc ----
 
 long StatusKiB(pid_t pid, const std::string& field) {
   std::istringstream status(ReadFile(absl::StrCat("/proc/", pid, "/status")));
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0)
-      return std::stol(line.substr(field.size() + 1));
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   }
   return 0;
 }
@@ -118,8 +112,7 @@ long StatusKiB(pid_t pid, const std::string& field) {
 long OpenFds(pid_t pid) {
   long count = 0;
   std::error_code ignored;
-  for (auto it = std::filesystem::directory_iterator(
-           absl::StrCat("/proc/", pid, "/fd"), ignored);
+  for (auto it = std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/fd"), ignored);
        it != std::filesystem::directory_iterator(); it.increment(ignored)) {
     ++count;
   }
@@ -143,8 +136,8 @@ double CpuSeconds(const std::string& stat_path) {
 // The stat file of the broker's proxy event loop thread ("egress-loop").
 std::string LoopThreadStat(pid_t broker) {
   std::error_code ignored;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           absl::StrCat("/proc/", broker, "/task"), ignored)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", broker, "/task"), ignored)) {
     std::string name = ReadFile((entry.path() / "comm").string());
     if (name == "egress-loop\n") return (entry.path() / "stat").string();
   }
@@ -186,8 +179,7 @@ Fields ParseFields(const std::string& line) {
 absl::StatusOr<Fields> ParseResult(const std::string& output) {
   const size_t at = output.rfind("result ");
   if (at == std::string::npos || (at > 0 && output[at - 1] != '\n')) {
-    return absl::InternalError(
-        absl::StrCat("the client printed no result:\n", output));
+    return absl::InternalError(absl::StrCat("the client printed no result:\n", output));
   }
   return ParseFields(output.substr(at, output.find('\n', at) - at));
 }
@@ -206,8 +198,7 @@ struct CpuMark {
 };
 
 CpuMark Mark(const Bench& b) {
-  return {CpuSeconds(absl::StrCat("/proc/", b.upstream_pid, "/stat")),
-          CpuSeconds(b.loop_stat)};
+  return {CpuSeconds(absl::StrCat("/proc/", b.upstream_pid, "/stat")), CpuSeconds(b.loop_stat)};
 }
 
 struct Measured {
@@ -228,20 +219,18 @@ absl::StatusOr<Measured> RunOnHost(Bench& b, std::vector<std::string> args) {
   const CpuMark after = Mark(b);
   const std::string out = ReadFile(output);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return absl::InternalError(absl::StrCat(
-        "host client ended with wait status ", status, ":\n", out));
+    return absl::InternalError(
+        absl::StrCat("host client ended with wait status ", status, ":\n", out));
   }
   absl::StatusOr<Fields> result = ParseResult(out);
   if (!result.ok()) return result.status();
-  return Measured{*std::move(result), after.upstream - before.upstream,
-                  after.proxy - before.proxy};
+  return Measured{*std::move(result), after.upstream - before.upstream, after.proxy - before.proxy};
 }
 
 // The client inside the sandbox (Exec on the bench session); `on_line` sees
 // each stdout line as it arrives.
-absl::StatusOr<Measured> RunInSandbox(
-    Bench& b, std::vector<std::string> args,
-    const std::function<void(const std::string&)>& on_line = {}) {
+absl::StatusOr<Measured> RunInSandbox(Bench& b, std::vector<std::string> args,
+                                      const std::function<void(const std::string&)>& on_line = {}) {
   v1::ExecRequest exec;
   exec.set_session_id(b.session_id);
   exec.add_argv(b.guest_client);
@@ -250,10 +239,8 @@ absl::StatusOr<Measured> RunInSandbox(
   exec.set_timeout_ms(600'000);
   const CpuMark before = Mark(b);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(660));
-  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
-      b.stub->Exec(&context, exec);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(660));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = b.stub->Exec(&context, exec);
   v1::SandboxEvent event;
   std::string out, err, pending;
   int exit_code = -1;
@@ -269,51 +256,43 @@ absl::StatusOr<Measured> RunInSandbox(
     if (event.has_stderr()) err += event.stderr();
     if (event.has_violation()) {
       absl::StrAppend(&err, "violation ", event.violation().action(), " ",
-                      event.violation().target(), " ", event.violation().raw(),
-                      "\n");
+                      event.violation().target(), " ", event.violation().raw(), "\n");
     }
     if (event.has_exit()) exit_code = event.exit().exit_code();
     if (event.has_killed()) exit_code = 128 + event.killed().signal();
-    if (event.has_error())
-      absl::StrAppend(&err, "error ", event.error().message(), "\n");
+    if (event.has_error()) absl::StrAppend(&err, "error ", event.error().message(), "\n");
   }
   const grpc::Status status = reader->Finish();
   const CpuMark after = Mark(b);
-  if (!status.ok())
-    return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
+  if (!status.ok()) return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
   if (exit_code != 0) {
-    return absl::InternalError(absl::StrCat("the sandboxed client exited ",
-                                            exit_code, "; stdout:\n", out,
-                                            "stderr:\n", err));
+    return absl::InternalError(absl::StrCat("the sandboxed client exited ", exit_code,
+                                            "; stdout:\n", out, "stderr:\n", err));
   }
   absl::StatusOr<Fields> result = ParseResult(out);
   if (!result.ok()) return result.status();
-  return Measured{*std::move(result), after.upstream - before.upstream,
-                  after.proxy - before.proxy};
+  return Measured{*std::move(result), after.upstream - before.upstream, after.proxy - before.proxy};
 }
 
 // One path a measurement can take.
 struct Path {
   std::string name;
   bool sandbox = false;
-  std::vector<std::string>
-      args;  // --via=... and, from the host, the proxy's Unix socket
+  std::vector<std::string> args;  // --via=... and, from the host, the proxy's Unix socket
 };
 
 std::vector<Path> Paths(const Bench& b, bool diagnose) {
   std::vector<Path> paths = {{"direct (host)", false, {"--via=direct"}}};
   if (diagnose) {
-    paths.push_back({"proxy from host",
-                     false,
-                     {"--via=connect", "--http-proxy=unix:" + b.http_unix}});
+    paths.push_back(
+        {"proxy from host", false, {"--via=connect", "--http-proxy=unix:" + b.http_unix}});
   }
   paths.push_back({"CONNECT, bridge", true, {"--via=connect"}});
   paths.push_back({"SOCKS5, bridge", true, {"--via=socks"}});
   return paths;
 }
 
-absl::StatusOr<Measured> Run(Bench& b, const Path& path,
-                             std::vector<std::string> args) {
+absl::StatusOr<Measured> Run(Bench& b, const Path& path, std::vector<std::string> args) {
   args.insert(args.begin(), path.args.begin(), path.args.end());
   return path.sandbox ? RunInSandbox(b, args) : RunOnHost(b, args);
 }
@@ -323,20 +302,16 @@ std::string CpuLine(const Measured& m, double wall, bool percent) {
     return percent ? absl::StrFormat("%3.0f%%", 100 * seconds / wall)
                    : absl::StrFormat("%5.2f", seconds);
   };
-  std::string line = absl::StrCat("upstream ", fmt(m.upstream_cpu), "  proxy ",
-                                  fmt(m.proxy_cpu));
+  std::string line = absl::StrCat("upstream ", fmt(m.upstream_cpu), "  proxy ", fmt(m.proxy_cpu));
   absl::StrAppend(&line, "  bridge ",
-                  m.result.count("bridge_cpu_s")
-                      ? fmt(Num(m.result, "bridge_cpu_s"))
-                      : "    -",
+                  m.result.count("bridge_cpu_s") ? fmt(Num(m.result, "bridge_cpu_s")) : "    -",
                   "  client ", fmt(Num(m.result, "cpu_s")));
   return line;
 }
 
 absl::Status FigureBulk(Bench& b) {
   const std::vector<Path> paths = Paths(b, absl::GetFlag(FLAGS_diagnose));
-  const uint64_t bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_bulk_mib))
-                         << 20;
+  const uint64_t bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_bulk_mib)) << 20;
   const int runs = std::max(1, absl::GetFlag(FLAGS_bulk_runs));
   for (const std::string& kib : absl::GetFlag(FLAGS_bulk_read_kib)) {
     absl::PrintF(
@@ -347,16 +322,12 @@ absl::Status FigureBulk(Bench& b) {
     for (int run = 0; run < runs && !g_stop; ++run) {
       for (size_t p = 0; p < paths.size(); ++p) {
         absl::StatusOr<Measured> m =
-            Run(b, paths[p],
-                {"--mode=bulk", absl::StrCat("--bytes=", bytes),
-                 "--read-kib=" + kib});
+            Run(b, paths[p], {"--mode=bulk", absl::StrCat("--bytes=", bytes), "--read-kib=" + kib});
         if (!m.ok()) return m.status();
         const double mbps = Num(m->result, "mbps");
         samples[p].push_back(mbps);
-        absl::PrintF("   %-16s %6.0f MB/s   cpu s: %s  (wall %.2f s)\n",
-                     paths[p].name, mbps,
-                     CpuLine(*m, Num(m->result, "seconds"), false),
-                     Num(m->result, "seconds"));
+        absl::PrintF("   %-16s %6.0f MB/s   cpu s: %s  (wall %.2f s)\n", paths[p].name, mbps,
+                     CpuLine(*m, Num(m->result, "seconds"), false), Num(m->result, "seconds"));
       }
     }
     if (g_stop) break;
@@ -366,14 +337,11 @@ absl::Status FigureBulk(Bench& b) {
       best.push_back(v.back());
       median.push_back(v[(v.size() - 1) / 2]);
     }
-    absl::PrintF("   %-16s %9s %6s   %9s %6s\n", "", "best", "ratio", "median",
-                 "ratio");
+    absl::PrintF("   %-16s %9s %6s   %9s %6s\n", "", "best", "ratio", "median", "ratio");
     for (size_t p = 0; p < paths.size(); ++p) {
-      absl::PrintF("   %-16s %4.0f MB/s %5.2fx   %4.0f MB/s %5.2fx",
-                   paths[p].name, best[p], best[p] / best[0], median[p],
-                   median[p] / median[0]);
-      if (paths[p].sandbox)
-        absl::PrintF("   (target >= 0.50x direct through the bridge)");
+      absl::PrintF("   %-16s %4.0f MB/s %5.2fx   %4.0f MB/s %5.2fx", paths[p].name, best[p],
+                   best[p] / best[0], median[p], median[p] / median[0]);
+      if (paths[p].sandbox) absl::PrintF("   (target >= 0.50x direct through the bridge)");
       absl::PrintF("\n");
     }
     absl::PrintF("\n");
@@ -393,10 +361,9 @@ absl::Status FigureRate(Bench& b) {
   double direct = 0;
   for (const Path& path : paths) {
     if (g_stop) break;
-    absl::StatusOr<Measured> m =
-        Run(b, path,
-            {"--mode=rate", absl::StrCat("--clients=", clients),
-             absl::StrCat("--seconds=", seconds)});
+    absl::StatusOr<Measured> m = Run(
+        b, path,
+        {"--mode=rate", absl::StrCat("--clients=", clients), absl::StrCat("--seconds=", seconds)});
     if (!m.ok()) return m.status();
     const double rate = Num(m->result, "per_s");
     if (direct == 0) direct = rate;
@@ -407,11 +374,9 @@ absl::Status FigureRate(Bench& b) {
       absl::PrintF("   %5.2fx direct", rate / direct);
     }
     absl::PrintF("   %s", CpuLine(*m, Num(m->result, "seconds"), true));
-    if (Num(m->result, "failures") > 0)
-      absl::PrintF("   failures %s", m->result["failures"]);
+    if (Num(m->result, "failures") > 0) absl::PrintF("   failures %s", m->result["failures"]);
     absl::PrintF("%s\n", path.sandbox ? "   (target >= 2,000/s)" : "");
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(500));  // let TIME_WAIT settle
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let TIME_WAIT settle
   }
 
   const int runs = absl::GetFlag(FLAGS_ttfb_runs);
@@ -422,23 +387,20 @@ absl::Status FigureRate(Bench& b) {
   double direct_median = 0, direct_p90 = 0;
   for (const Path& path : paths) {
     if (g_stop) break;
-    absl::StatusOr<Measured> m =
-        Run(b, path, {"--mode=ttfb", absl::StrCat("--runs=", runs)});
+    absl::StatusOr<Measured> m = Run(b, path, {"--mode=ttfb", absl::StrCat("--runs=", runs)});
     if (!m.ok()) return m.status();
-    const double median = Num(m->result, "median_us"),
-                 p90 = Num(m->result, "p90_us");
+    const double median = Num(m->result, "median_us"), p90 = Num(m->result, "p90_us");
     if (path.name == paths[0].name) {
       direct_median = median;
       direct_p90 = p90;
     }
-    absl::PrintF("   %-16s median %7.1f   p90 %7.1f   p99 %7.1f", path.name,
-                 median, p90, Num(m->result, "p99_us"));
+    absl::PrintF("   %-16s median %7.1f   p90 %7.1f   p99 %7.1f", path.name, median, p90,
+                 Num(m->result, "p99_us"));
     if (path.name != paths[0].name) {
-      absl::PrintF("   added %+7.1f (median) %+7.1f (p90)",
-                   median - direct_median, p90 - direct_p90);
+      absl::PrintF("   added %+7.1f (median) %+7.1f (p90)", median - direct_median,
+                   p90 - direct_p90);
     }
-    if (Num(m->result, "failures") > 0)
-      absl::PrintF("   failures %s", m->result["failures"]);
+    if (Num(m->result, "failures") > 0) absl::PrintF("   failures %s", m->result["failures"]);
     absl::PrintF("\n");
   }
   absl::PrintF("\n");
@@ -462,23 +424,19 @@ v1::SandboxSpec SessionSpec(const Bench& b, const std::string& session_id) {
 
 absl::Status Launch(Bench& b, const v1::SandboxSpec& spec) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(30));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::LaunchRequest launch;
   *launch.mutable_spec() = spec;
   launch.set_backend("native");
   v1::SandboxHandle handle;
   const grpc::Status status = b.stub->Launch(&context, launch, &handle);
-  if (!status.ok())
-    return absl::InternalError(
-        absl::StrCat("Launch: ", status.error_message()));
+  if (!status.ok()) return absl::InternalError(absl::StrCat("Launch: ", status.error_message()));
   return absl::OkStatus();
 }
 
 void Destroy(Bench& b, const std::string& session_id) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::SessionRequest destroy;
   destroy.set_session_id(session_id);
   v1::SandboxHandle handle;
@@ -486,8 +444,7 @@ void Destroy(Bench& b, const std::string& session_id) {
 }
 
 absl::Status FigureMemory(Bench& b) {
-  absl::PrintF("3. broker memory (VmRSS of sandbox_brokerd, pid %d)\n",
-               b.broker_pid);
+  absl::PrintF("3. broker memory (VmRSS of sandbox_brokerd, pid %d)\n", b.broker_pid);
   const int n = std::max(1, absl::GetFlag(FLAGS_idle_sessions));
   // A few Launch/Destroy first, so one-time costs (gRPC, allocator arenas) are
   // not charged per session.
@@ -518,18 +475,15 @@ absl::Status FigureMemory(Bench& b) {
       "                       descriptors %.1f per session; RSS after "
       "destroying them all: %ld "
       "KiB\n",
-      n, rss0, rss1, static_cast<double>(rss1 - rss0) / n,
-      static_cast<double>(fds1 - fds0) / n, rss2);
+      n, rss0, rss1, static_cast<double>(rss1 - rss0) / n, static_cast<double>(fds1 - fds0) / n,
+      rss2);
 
   // Open tunnels, held by one sandboxed client through the bridge.
   const int tunnels = absl::GetFlag(FLAGS_open_tunnels);
   const std::string signals = b.workdir + "/signals";
   std::filesystem::create_directory(signals);
-  long broker0 = 0, broker1 = 0, bfds0 = 0, bfds1 = 0, bridge0 = 0, bridge1 = 0,
-       held = 0;
-  auto touch = [&](const std::string& name) {
-    std::ofstream(signals + "/" + name) << "";
-  };
+  long broker0 = 0, broker1 = 0, bfds0 = 0, bfds1 = 0, bridge0 = 0, bridge1 = 0, held = 0;
+  auto touch = [&](const std::string& name) { std::ofstream(signals + "/" + name) << ""; };
   auto on_line = [&](const std::string& line) {
     if (line.rfind("stage=", 0) != 0) return;
     Fields f = ParseFields(line);
@@ -547,11 +501,11 @@ absl::Status FigureMemory(Bench& b) {
       touch("close");
     }
   };
-  absl::StatusOr<Measured> m = RunInSandbox(
-      b,
-      {"--mode=hold", "--via=connect", absl::StrCat("--tunnels=", tunnels),
-       "--signal-dir=" + signals},
-      on_line);
+  absl::StatusOr<Measured> m =
+      RunInSandbox(b,
+                   {"--mode=hold", "--via=connect", absl::StrCat("--tunnels=", tunnels),
+                    "--signal-dir=" + signals},
+                   on_line);
   std::error_code ignored;
   std::filesystem::remove_all(signals, ignored);
   if (!m.ok()) return m.status();
@@ -573,39 +527,34 @@ absl::Status FigureMemory(Bench& b) {
 // before measuring.
 absl::Status Preflight(Bench& b) {
   const std::string spec = b.dir + "/spec.json";
-  std::ofstream(spec) << absl::StrCat(
-      R"({"mode": "review", "bindMounts": [{"hostPath": ")", b.workdir,
-      R"(", "guestPath": ")", b.workdir,
-      R"(", "readOnly": true}], "guestWorkdir": ")", b.workdir,
-      R"(", "egressAllowlist": [")", b.target, R"("]})");
+  std::ofstream(spec) << absl::StrCat(R"({"mode": "review", "bindMounts": [{"hostPath": ")",
+                                      b.workdir, R"(", "guestPath": ")", b.workdir,
+                                      R"(", "readOnly": true}], "guestWorkdir": ")", b.workdir,
+                                      R"(", "egressAllowlist": [")", b.target, R"("]})");
   const std::string output = b.dir + "/preflight.out";
-  absl::StatusOr<Child> child = Child::Spawn(
-      {.argv = {b.sandboxctl, "--broker=" + b.broker_address, "run",
-                "--spec=" + spec, "--json", "--timeout=60", "--",
-                b.guest_client, "--mode=ttfb", "--via=connect", "--runs=20",
-                "--target=" + b.target},
-       .cwd = b.workdir,
-       .output = output});
+  absl::StatusOr<Child> child =
+      Child::Spawn({.argv = {b.sandboxctl, "--broker=" + b.broker_address, "run", "--spec=" + spec,
+                             "--json", "--timeout=60", "--", b.guest_client, "--mode=ttfb",
+                             "--via=connect", "--runs=20", "--target=" + b.target},
+                    .cwd = b.workdir,
+                    .output = output});
   if (!child.ok()) return child.status();
   const int status = child->Wait().value_or(-1);
   // stdout is base64 in the JSON events.
   const std::string json = ReadFile(output);
   const std::string key = "\"stdout\":\"";
   std::string stdout_text;
-  for (size_t at = json.find(key); at != std::string::npos;
-       at = json.find(key, at + 1)) {
+  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
     const size_t begin = at + key.size();
     std::string chunk;
-    absl::Base64Unescape(json.substr(begin, json.find('"', begin) - begin),
-                         &chunk);
+    absl::Base64Unescape(json.substr(begin, json.find('"', begin) - begin), &chunk);
     stdout_text += chunk;
   }
   absl::StatusOr<Fields> result = ParseResult(stdout_text);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !result.ok()) {
-    return absl::InternalError(
-        absl::StrCat("preflight `sandboxctl run --spec=", spec,
-                     " --json -- egress_bench_client ...` failed:\n", json,
-                     "\nbroker log:\n", Tail(b.dir + "/broker.log")));
+    return absl::InternalError(absl::StrCat("preflight `sandboxctl run --spec=", spec,
+                                            " --json -- egress_bench_client ...` failed:\n", json,
+                                            "\nbroker log:\n", Tail(b.dir + "/broker.log")));
   }
   absl::PrintF(
       "preflight: sandboxctl run --spec --json: %s CONNECT tunnels through the "
@@ -620,14 +569,12 @@ absl::Status RunBench() {
   absl::StatusOr<std::string> launcherd =
       ExecutableFlag("launcherd", absl::GetFlag(FLAGS_launcherd));
   if (!launcherd.ok()) return launcherd.status();
-  absl::StatusOr<std::string> brokerd =
-      ExecutableFlag("brokerd", absl::GetFlag(FLAGS_brokerd));
+  absl::StatusOr<std::string> brokerd = ExecutableFlag("brokerd", absl::GetFlag(FLAGS_brokerd));
   if (!brokerd.ok()) return brokerd.status();
   absl::StatusOr<std::string> sandboxctl =
       ExecutableFlag("sandboxctl", absl::GetFlag(FLAGS_sandboxctl));
   if (!sandboxctl.ok()) return sandboxctl.status();
-  absl::StatusOr<std::string> client =
-      ExecutableFlag("client", absl::GetFlag(FLAGS_client));
+  absl::StatusOr<std::string> client = ExecutableFlag("client", absl::GetFlag(FLAGS_client));
   if (!client.ok()) return client.status();
   b.sandboxctl = *sandboxctl;
   b.client = *client;
@@ -657,14 +604,12 @@ absl::Status RunBench() {
   std::error_code copy_error;
   std::filesystem::copy_file(b.client, b.guest_client, copy_error);
   if (copy_error || chmod(b.guest_client.c_str(), 0755) != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot copy ", b.client, " to ", b.guest_client));
+    return absl::InternalError(absl::StrCat("cannot copy ", b.client, " to ", b.guest_client));
   }
 
-  absl::StatusOr<Child> upstream =
-      Child::Spawn({.argv = {b.client, "--mode=upstream"},
-                    .output = b.dir + "/upstream.out",
-                    .die_with_parent = true});
+  absl::StatusOr<Child> upstream = Child::Spawn({.argv = {b.client, "--mode=upstream"},
+                                                 .output = b.dir + "/upstream.out",
+                                                 .die_with_parent = true});
   if (!upstream.ok()) return upstream.status();
   b.upstream_pid = upstream->pid();
   uint32_t port = 0;
@@ -687,54 +632,46 @@ absl::Status RunBench() {
                     .output = b.dir + "/launcher.log",
                     .die_with_parent = true});
   if (!launcher.ok()) return launcher.status();
-  if (absl::Status up =
-          WaitForSocket(b.dir + "/l.sock", *launcher, b.dir + "/launcher.log");
+  if (absl::Status up = WaitForSocket(b.dir + "/l.sock", *launcher, b.dir + "/launcher.log");
       !up.ok()) {
     return up;
   }
   b.broker_address = "unix:" + b.dir + "/b.sock";
   absl::StatusOr<Child> broker = Child::Spawn(
-      {.argv = {*brokerd, "--listen=" + b.broker_address,
-                "--launcher=unix:" + b.dir + "/l.sock",
+      {.argv = {*brokerd, "--listen=" + b.broker_address, "--launcher=unix:" + b.dir + "/l.sock",
                 "--runtime-dir=" + runtime_dir, "--egress-hosts-file=" + hosts},
        .output = b.dir + "/broker.log",
        .die_with_parent = true});
   if (!broker.ok()) return broker.status();
-  if (absl::Status up =
-          WaitForSocket(b.dir + "/b.sock", *broker, b.dir + "/broker.log");
+  if (absl::Status up = WaitForSocket(b.dir + "/b.sock", *broker, b.dir + "/broker.log");
       !up.ok()) {
     return up;
   }
   b.broker_pid = broker->pid();
   b.loop_stat = LoopThreadStat(b.broker_pid);
-  b.stub = v1::SandboxBroker::NewStub(grpc::CreateChannel(
-      b.broker_address, grpc::InsecureChannelCredentials()));
+  b.stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel(b.broker_address, grpc::InsecureChannelCredentials()));
   {
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(10));
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     context.set_wait_for_ready(true);
     v1::ProbeResponse probe;
-    const grpc::Status status =
-        b.stub->Probe(&context, v1::ProbeRequest(), &probe);
+    const grpc::Status status = b.stub->Probe(&context, v1::ProbeRequest(), &probe);
     if (!status.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("broker Probe: ", status.error_message()));
+      return absl::UnavailableError(absl::StrCat("broker Probe: ", status.error_message()));
     }
     if (probe.dispatch_backend() != v1::SANDBOX_BACKEND_NATIVE) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the broker would not run natively here: ", probe.status_line()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the broker would not run natively here: ", probe.status_line()));
     }
   }
 
   b.session_id = absl::StrCat("egress-bench-", getpid());
-  if (absl::Status s = Launch(b, SessionSpec(b, b.session_id)); !s.ok())
-    return s;
+  if (absl::Status s = Launch(b, SessionSpec(b, b.session_id)); !s.ok()) return s;
   // The session's proxy sockets (the only session so far):
   // <runtime-dir>/s/<n>/.
   std::error_code ignored;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(runtime_dir + "/s", ignored)) {
+  for (const auto& entry : std::filesystem::directory_iterator(runtime_dir + "/s", ignored)) {
     b.http_unix = (entry.path() / "http.sock").string();
     b.socks_unix = (entry.path() / "socks.sock").string();
   }
@@ -747,28 +684,23 @@ absl::Status RunBench() {
       "  direct (host): the same client on the host -> 127.0.0.1:%d (the "
       "sandbox has no direct "
       "route)\n",
-      kUpstreamName, port, b.upstream_pid, b.broker_pid,
-      std::thread::hardware_concurrency(), b.http_unix, port);
+      kUpstreamName, port, b.upstream_pid, b.broker_pid, std::thread::hardware_concurrency(),
+      b.http_unix, port);
   if (absl::GetFlag(FLAGS_diagnose)) {
-    absl::PrintF(
-        "  proxy from host: the same client on the host -> %s (no bridge)\n",
-        b.http_unix);
+    absl::PrintF("  proxy from host: the same client on the host -> %s (no bridge)\n", b.http_unix);
   }
   absl::PrintF("\n");
 
   absl::Status result = Preflight(b);
   const std::string figures = absl::GetFlag(FLAGS_figures);
-  auto want = [&](char figure) {
-    return figures.find(figure) != std::string::npos;
-  };
+  auto want = [&](char figure) { return figures.find(figure) != std::string::npos; };
   if (result.ok() && want('1') && !g_stop) result = FigureBulk(b);
   if (result.ok() && want('2') && !g_stop) result = FigureRate(b);
   if (result.ok() && want('3') && !g_stop) result = FigureMemory(b);
   Destroy(b, b.session_id);
   if (!result.ok()) {
-    return absl::Status(result.code(),
-                        absl::StrCat(result.message(), "\nbroker log tail:\n",
-                                     Tail(b.dir + "/broker.log")));
+    return absl::Status(result.code(), absl::StrCat(result.message(), "\nbroker log tail:\n",
+                                                    Tail(b.dir + "/broker.log")));
   }
   return g_stop ? absl::CancelledError("interrupted") : absl::OkStatus();
 }

@@ -59,8 +59,7 @@
 
 ABSL_FLAG(std::string, mode, "", "upstream, bulk, rate, ttfb or hold");
 ABSL_FLAG(std::string, via, "connect", "direct, connect or socks");
-ABSL_FLAG(std::string, target, "",
-          "HOST:PORT of the upstream, as the proxy is asked for it");
+ABSL_FLAG(std::string, target, "", "HOST:PORT of the upstream, as the proxy is asked for it");
 ABSL_FLAG(std::string, http_proxy, "127.0.0.1:3128", "HOST:PORT or unix:PATH");
 ABSL_FLAG(std::string, socks_proxy, "127.0.0.1:1080", "HOST:PORT or unix:PATH");
 ABSL_FLAG(uint64_t, bytes, 1 << 30, "bulk: bytes to download");
@@ -69,8 +68,7 @@ ABSL_FLAG(int, clients, 16, "rate: concurrent clients");
 ABSL_FLAG(double, seconds, 3.0, "rate: seconds");
 ABSL_FLAG(int, runs, 2000, "ttfb: sequential connections");
 ABSL_FLAG(int, tunnels, 500, "hold: tunnels to open");
-ABSL_FLAG(std::string, signal_dir, "",
-          "hold: where the files `open` and `close` appear");
+ABSL_FLAG(std::string, signal_dir, "", "hold: where the files `open` and `close` appear");
 
 namespace {
 
@@ -84,8 +82,8 @@ using ccsandbox::proxy::testing::SendAll;
 
 int RunUpstream() {
   asio::io_context context(1);
-  asio::ip::tcp::acceptor acceptor(
-      context, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  asio::ip::tcp::acceptor acceptor(context,
+                                   asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
   acceptor.listen(4096);
   std::printf("port=%u\n", acceptor.local_endpoint().port());
   std::fflush(stdout);
@@ -111,8 +109,7 @@ Fd ConnectUnix(const std::string& path) {
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof(a.sun_path)) return Fd();
   std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0)
-    return Fd();
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
   timeval tv{10, 0};
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -165,21 +162,19 @@ Fd Open(const Endpoints& e) {
   if (e.via == Via::kDirect) return ConnectTo(e.port);
   Fd fd = ConnectProxy(e.proxy);
   if (!fd.valid()) return fd;
-  const bool ok =
-      e.via == Via::kConnect
-          ? SendAll(fd.get(), absl::StrCat("CONNECT ", e.host, ":", e.port,
-                                           " HTTP/1.1\r\nHost: ", e.host, ":",
-                                           e.port, "\r\n\r\n")) &&
-                ReadConnectReply(fd.get())
-          : Socks5Connect(fd.get(), e.host, e.port);
+  const bool ok = e.via == Via::kConnect
+                      ? SendAll(fd.get(), absl::StrCat("CONNECT ", e.host, ":", e.port,
+                                                       " HTTP/1.1\r\nHost: ", e.host, ":", e.port,
+                                                       "\r\n\r\n")) &&
+                            ReadConnectReply(fd.get())
+                      : Socks5Connect(fd.get(), e.host, e.port);
   return ok ? std::move(fd) : Fd();
 }
 
 // Open, one byte each way, close.
 bool RoundTrip(const Endpoints& e) {
   Fd fd = Open(e);
-  return fd.valid() && SendAll(fd.get(), "Ex") &&
-         ReadExactly(fd.get(), 1) == "x";
+  return fd.valid() && SendAll(fd.get(), "Ex") && ReadExactly(fd.get(), 1) == "x";
 }
 
 double Seconds(Clock::time_point start) {
@@ -190,27 +185,23 @@ double OwnCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) /
-             1e6;
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 std::string ReadProcFile(const std::string& path) {
   std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // Inside a sandbox our parent is the shim (bound in as /run/ccsandbox/shim),
 // whose event loop is the bridge.
 bool ParentIsBridge() {
-  const std::string cmdline =
-      ReadProcFile(absl::StrCat("/proc/", getppid(), "/cmdline"));
+  const std::string cmdline = ReadProcFile(absl::StrCat("/proc/", getppid(), "/cmdline"));
   return cmdline.find(std::string("\0--bridge=", 10)) != std::string::npos;
 }
 
 double BridgeCpuSeconds() {
-  const std::string stat =
-      ReadProcFile(absl::StrCat("/proc/", getppid(), "/stat"));
+  const std::string stat = ReadProcFile(absl::StrCat("/proc/", getppid(), "/stat"));
   const size_t paren = stat.rfind(')');
   if (paren == std::string::npos) return 0;
   std::istringstream fields(stat.substr(paren + 2));
@@ -223,8 +214,7 @@ double BridgeCpuSeconds() {
 }
 
 long BridgeRssKiB() {
-  std::istringstream status(
-      ReadProcFile(absl::StrCat("/proc/", getppid(), "/status")));
+  std::istringstream status(ReadProcFile(absl::StrCat("/proc/", getppid(), "/status")));
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
@@ -258,16 +248,14 @@ void Result(const std::string& fields) {
 
 int Bulk(const Endpoints& e) {
   const uint64_t bytes = absl::GetFlag(FLAGS_bytes);
-  std::vector<char> buf(
-      static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_read_kib))) << 10);
+  std::vector<char> buf(static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_read_kib))) << 10);
   Fd fd = Open(e);
   if (!fd.valid()) {
     std::fprintf(stderr, "bulk: cannot open a connection\n");
     return 1;
   }
   std::string request = "S";
-  for (int shift = 56; shift >= 0; shift -= 8)
-    request.push_back(static_cast<char>(bytes >> shift));
+  for (int shift = 56; shift >= 0; shift -= 8) request.push_back(static_cast<char>(bytes >> shift));
   const CpuMeter cpu;
   const auto start = Clock::now();
   if (!SendAll(fd.get(), request)) return 1;
@@ -279,8 +267,7 @@ int Bulk(const Endpoints& e) {
   }
   const double seconds = Seconds(start);
   Result(absl::StrCat("bytes=", got, " seconds=", seconds,
-                      " mbps=", static_cast<double>(got) / 1e6 / seconds, " ",
-                      cpu.Fields()));
+                      " mbps=", static_cast<double>(got) / 1e6 / seconds, " ", cpu.Fields()));
   return got == bytes ? 0 : 1;
 }
 
@@ -298,20 +285,17 @@ int Rate(const Endpoints& e) {
       }
     });
   }
-  std::this_thread::sleep_for(
-      std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
+  std::this_thread::sleep_for(std::chrono::duration<double>(absl::GetFlag(FLAGS_seconds)));
   stop = true;
   for (std::thread& thread : threads) thread.join();
   const double seconds = Seconds(start);
-  Result(absl::StrCat("per_s=", static_cast<double>(done.load()) / seconds,
-                      " done=", done.load(), " failures=", failed.load(),
-                      " seconds=", seconds, " ", cpu.Fields()));
+  Result(absl::StrCat("per_s=", static_cast<double>(done.load()) / seconds, " done=", done.load(),
+                      " failures=", failed.load(), " seconds=", seconds, " ", cpu.Fields()));
   return 0;
 }
 
 double NearestRank(const std::vector<double>& sorted, double q) {
-  const size_t rank =
-      static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
@@ -324,17 +308,15 @@ int Ttfb(const Endpoints& e) {
       ++failures;
       continue;
     }
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start)
-                     .count());
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   if (us.empty()) {
     std::fprintf(stderr, "ttfb: every connection failed\n");
     return 1;
   }
   std::sort(us.begin(), us.end());
-  Result(absl::StrCat("n=", us.size(), " failures=", failures, " median_us=",
-                      NearestRank(us, 0.5), " p90_us=", NearestRank(us, 0.9),
-                      " p99_us=", NearestRank(us, 0.99)));
+  Result(absl::StrCat("n=", us.size(), " failures=", failures, " median_us=", NearestRank(us, 0.5),
+                      " p90_us=", NearestRank(us, 0.9), " p99_us=", NearestRank(us, 0.99)));
   return 0;
 }
 
@@ -360,16 +342,15 @@ int Hold(const Endpoints& e) {
   long failures = 0;
   for (int i = 0; i < absl::GetFlag(FLAGS_tunnels); ++i) {
     Fd fd = Open(e);
-    if (fd.valid() && SendAll(fd.get(), "Ex") &&
-        ReadExactly(fd.get(), 1) == "x") {
+    if (fd.valid() && SendAll(fd.get(), "Ex") && ReadExactly(fd.get(), 1) == "x") {
       open.push_back(std::move(fd));
     } else {
       ++failures;
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  std::printf("stage=held tunnels=%zu failures=%ld bridge_rss_kib=%ld\n",
-              open.size(), failures, bridge ? BridgeRssKiB() : 0L);
+  std::printf("stage=held tunnels=%zu failures=%ld bridge_rss_kib=%ld\n", open.size(), failures,
+              bridge ? BridgeRssKiB() : 0L);
   std::fflush(stdout);
   if (!WaitForFile(dir + "/close")) return 1;
   open.clear();
@@ -389,9 +370,8 @@ int Main(int argc, char** argv) {
   const std::string target = absl::GetFlag(FLAGS_target);
   const size_t colon = target.rfind(':');
   uint32_t port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(target.substr(colon + 1), &port) || port == 0 ||
-      port > 65535) {
+  if (colon == std::string::npos || !absl::SimpleAtoi(target.substr(colon + 1), &port) ||
+      port == 0 || port > 65535) {
     std::fprintf(stderr, "--target: '%s' is not HOST:PORT\n", target.c_str());
     return 2;
   }
@@ -406,17 +386,14 @@ int Main(int argc, char** argv) {
     e.via = Via::kSocks;
     e.proxy = absl::GetFlag(FLAGS_socks_proxy);
   } else {
-    std::fprintf(stderr, "--via: '%s' is not direct, connect or socks\n",
-                 via.c_str());
+    std::fprintf(stderr, "--via: '%s' is not direct, connect or socks\n", via.c_str());
     return 2;
   }
   if (mode == "bulk") return Bulk(e);
   if (mode == "rate") return Rate(e);
   if (mode == "ttfb") return Ttfb(e);
   if (mode == "hold") return Hold(e);
-  std::fprintf(stderr,
-               "--mode: '%s' is not upstream, bulk, rate, ttfb or hold\n",
-               mode.c_str());
+  std::fprintf(stderr, "--mode: '%s' is not upstream, bulk, rate, ttfb or hold\n", mode.c_str());
   return 2;
 }
 

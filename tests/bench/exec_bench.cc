@@ -46,7 +46,6 @@
 #include <utility>
 #include <vector>
 
-#include "tests/bench/bench_process.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -55,10 +54,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "broker/deny_scan.h"
-#include "grpcpp/grpcpp.h"
 #include "base/dashed_flags.h"
 #include "base/real_host_view.h"
+#include "broker/deny_scan.h"
+#include "grpcpp/grpcpp.h"
 #include "launcher/run_control.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
@@ -67,16 +66,14 @@
 #include "policy/plan/env_scrub.h"
 #include "policy/plan/launch_plan.h"
 #include "proto/sandbox.grpc.pb.h"
+#include "tests/bench/bench_process.h"
 
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
 ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
 ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
-ABSL_FLAG(int, warm_runs, 200,
-          "A: measured Exec calls (and as many raw bwrap runs)");
-ABSL_FLAG(int, cli_runs, 100,
-          "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
-ABSL_FLAG(bool, diagnose, true,
-          "D: also time the launcher's spawn code in-process");
+ABSL_FLAG(int, warm_runs, 200, "A: measured Exec calls (and as many raw bwrap runs)");
+ABSL_FLAG(int, cli_runs, 100, "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
+ABSL_FLAG(bool, diagnose, true, "D: also time the launcher's spawn code in-process");
 ABSL_FLAG(std::string, workdir, "",
           "bind this directory (read-write; `true` writes nothing) instead of "
           "an empty temp dir, e.g. a real checkout");
@@ -100,8 +97,7 @@ absl::StatusOr<double> TimeCommand(const SpawnOptions& options) {
   const double ms = MsSince(start);
   if (!status.ok()) return status.status();
   if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-    return absl::InternalError(absl::StrCat(options.argv[0],
-                                            " ended with wait status ", *status,
+    return absl::InternalError(absl::StrCat(options.argv[0], " ended with wait status ", *status,
                                             " (output: ", options.output, ")"));
   }
   return ms;
@@ -117,8 +113,7 @@ Summary Summarize(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const size_t n = samples.size();
   Summary s;
-  s.median =
-      n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   s.p90 = samples[static_cast<size_t>(std::ceil(0.9 * n)) - 1];  // nearest rank
   return s;
 }
@@ -131,8 +126,8 @@ void PrintComparison(const std::string& title, const std::vector<double>& ours,
   absl::PrintF("  %-12s %9s %9s\n", "", "median", "p90");
   absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "ours", o.median, o.p90);
   absl::PrintF("  %-12s %6.2f ms %6.2f ms\n", "raw bwrap", r.median, r.p90);
-  absl::PrintF("  %-12s %9.2f %9.2f   target <= %.1f (medians): %s\n",
-               "ours/raw", o.median / r.median, o.p90 / r.p90, target,
+  absl::PrintF("  %-12s %9.2f %9.2f   target <= %.1f (medians): %s\n", "ours/raw",
+               o.median / r.median, o.p90 / r.p90, target,
                o.median / r.median <= target ? "met" : "NOT met");
 }
 
@@ -141,14 +136,12 @@ std::map<std::string, std::string> HostEnvironment() {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const size_t eq = entry.find('=');
-    if (eq != std::string::npos)
-      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   return env;
 }
 
-v1::SandboxSpec BenchSpec(const std::string& workdir,
-                          const std::string& session_id) {
+v1::SandboxSpec BenchSpec(const std::string& workdir, const std::string& session_id) {
   v1::SandboxSpec spec;
   spec.set_session_id(session_id);
   v1::SandboxBindMount* bind = spec.add_bind_mounts();
@@ -169,8 +162,8 @@ v1::SandboxSpec BenchSpec(const std::string& workdir,
 absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
   const std::map<std::string, std::string> host_env = HostEnvironment();
   auto path = host_env.find("PATH");
-  std::optional<std::string> bwrap = launcher::FindExecutable(
-      "bwrap", path == host_env.end() ? "/usr/bin:/bin" : path->second);
+  std::optional<std::string> bwrap =
+      launcher::FindExecutable("bwrap", path == host_env.end() ? "/usr/bin:/bin" : path->second);
   if (!bwrap.has_value()) {
     return absl::FailedPreconditionError(
         "bwrap not found on PATH; install: apt-get install bubblewrap socat");
@@ -182,19 +175,16 @@ absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
   inputs.backend = v1::SANDBOX_BACKEND_NATIVE;
   inputs.exec = &exec;
   inputs.run_id = "bench-raw";
-  inputs.base_env =
-      policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
+  inputs.base_env = policy::DefaultEnvironment(v1::SANDBOX_BACKEND_NATIVE, host_env);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return plan.status();
   // The deny paths the broker resolves at Launch (BrokerService::ResolveDenyPaths).
   broker::ScanRequest scan_request;
   scan_request.mounts.assign(plan->mounts().begin(), plan->mounts().end());
   scan_request.home_dirs = broker::CurrentHomeDirs();
-  absl::StatusOr<policy::DenyScan> scan =
-      broker::ScanForDenyPaths(scan_request);
+  absl::StatusOr<policy::DenyScan> scan = broker::ScanForDenyPaths(scan_request);
   if (!scan.ok()) return scan.status();
-  policy::DenyPaths deny =
-      policy::ResolveDenyPaths(*scan, RealPathResolver());
+  policy::DenyPaths deny = policy::ResolveDenyPaths(*scan, RealPathResolver());
   for (std::string& p : deny.read) plan->add_deny_read_paths(std::move(p));
   for (std::string& p : deny.write) plan->add_deny_write_paths(std::move(p));
   policy::BwrapConfig config{*bwrap, policy::DefaultSystemRoDirs()};
@@ -202,13 +192,11 @@ absl::StatusOr<SpawnOptions> RawBwrapCommand(const v1::SandboxSpec& spec) {
       policy::RenderBwrapArgv(*plan, config, RealHostView());
   if (!argv.ok()) return argv.status();
 
-  std::map<std::string, std::string> env(plan->env().begin(),
-                                         plan->env().end());
+  std::map<std::string, std::string> env(plan->env().begin(), plan->env().end());
   policy::ScrubEnvironment(env);
   SpawnOptions options;
   options.argv = std::move(*argv);
-  for (const auto& [name, value] : env)
-    options.envp.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : env) options.envp.push_back(absl::StrCat(name, "=", value));
   return options;
 }
 
@@ -220,15 +208,12 @@ struct ExecTiming {
   double end = 0;       // stream finished
 };
 
-absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub,
-                                    const v1::ExecRequest& request) {
+absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& request) {
   ExecTiming timing;
   const Clock::time_point start = Clock::now();
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(30));
-  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader =
-      stub.Exec(&context, request);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&context, request);
   v1::SandboxEvent event;
   int exit_code = -1;
   while (reader->Read(&event)) {
@@ -241,10 +226,8 @@ absl::StatusOr<ExecTiming> TimeExec(v1::SandboxBroker::Stub& stub,
   }
   grpc::Status status = reader->Finish();
   timing.end = MsSince(start);
-  if (!status.ok())
-    return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
-  if (exit_code != 0)
-    return absl::InternalError(absl::StrCat("Exec: `true` exited ", exit_code));
+  if (!status.ok()) return absl::InternalError(absl::StrCat("Exec: ", status.error_message()));
+  if (exit_code != 0) return absl::InternalError(absl::StrCat("Exec: `true` exited ", exit_code));
   return timing;
 }
 
@@ -256,14 +239,12 @@ class DiscardSink : public launcher::EventSink {
 
 // The launcher's code for one native run minus gRPC: Spawn (fork ... execve of
 // bwrap), then Supervise (poll loop to exit and EOF). {spawn ms, total ms}.
-absl::StatusOr<std::pair<double, double>> TimeLauncherSpawn(
-    const SpawnOptions& raw) {
+absl::StatusOr<std::pair<double, double>> TimeLauncherSpawn(const SpawnOptions& raw) {
   launcher::ProcessSpec spec;
   spec.executable = raw.argv[0];
   spec.argv = raw.argv;
   spec.envp = raw.envp;
-  absl::StatusOr<std::unique_ptr<launcher::RunControl>> control =
-      launcher::RunControl::Create();
+  absl::StatusOr<std::unique_ptr<launcher::RunControl>> control = launcher::RunControl::Create();
   if (!control.ok()) return control.status();
   const Clock::time_point start = Clock::now();
   absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> process =
@@ -271,22 +252,19 @@ absl::StatusOr<std::pair<double, double>> TimeLauncherSpawn(
   if (!process.ok()) return process.status();
   const double spawn_ms = MsSince(start);
   DiscardSink sink;
-  const launcher::RunOutcome outcome = launcher::Supervise(
-      **process, **control, launcher::SuperviseOptions(), sink);
+  const launcher::RunOutcome outcome =
+      launcher::Supervise(**process, **control, launcher::SuperviseOptions(), sink);
   const double total_ms = MsSince(start);
   if (outcome != launcher::RunOutcome::kExited) {
-    return absl::InternalError(
-        "launcher spawn path: the run did not exit normally");
+    return absl::InternalError("launcher spawn path: the run did not exit normally");
   }
   return std::make_pair(spawn_ms, total_ms);
 }
 
 // Alternates `ours` and `raw`: `warmup` unmeasured pairs, then `runs` pairs.
-absl::Status Alternate(int warmup, int runs,
-                       const std::function<absl::StatusOr<double>()>& ours,
+absl::Status Alternate(int warmup, int runs, const std::function<absl::StatusOr<double>()>& ours,
                        const std::function<absl::StatusOr<double>()>& raw,
-                       std::vector<double>& ours_ms,
-                       std::vector<double>& raw_ms) {
+                       std::vector<double>& ours_ms, std::vector<double>& raw_ms) {
   for (int i = 0; i < warmup + runs && !g_stop; ++i) {
     absl::StatusOr<double> a = ours();
     if (!a.ok()) return a.status();
@@ -301,22 +279,19 @@ absl::Status Alternate(int warmup, int runs,
 }
 
 // Comparing with raw bwrap only means something when the broker runs natively.
-absl::Status CheckNativeDispatch(v1::SandboxBroker::Stub& stub,
-                                 const std::string& broker_log) {
+absl::Status CheckNativeDispatch(v1::SandboxBroker::Stub& stub, const std::string& broker_log) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   context.set_wait_for_ready(true);
   v1::ProbeResponse probe;
   grpc::Status status = stub.Probe(&context, v1::ProbeRequest(), &probe);
   if (!status.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("broker Probe: ", status.error_message(),
-                     "; broker log:\n", Tail(broker_log)));
+    return absl::UnavailableError(absl::StrCat("broker Probe: ", status.error_message(),
+                                               "; broker log:\n", Tail(broker_log)));
   }
   if (probe.dispatch_backend() != v1::SANDBOX_BACKEND_NATIVE) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the broker would not run natively here: ", probe.status_line()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the broker would not run natively here: ", probe.status_line()));
   }
   return absl::OkStatus();
 }
@@ -327,36 +302,31 @@ struct Runs {
   int cli = 0;     // B and C
 };
 
-absl::Status Launch(v1::SandboxBroker::Stub& stub,
-                    const v1::SandboxSpec& spec) {
+absl::Status Launch(v1::SandboxBroker::Stub& stub, const v1::SandboxSpec& spec) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(30));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::LaunchRequest launch;
   *launch.mutable_spec() = spec;
   launch.set_backend("native");
   v1::SandboxHandle handle;
   grpc::Status status = stub.Launch(&context, launch, &handle);
   if (!status.ok()) {
-    return absl::InternalError(
-        absl::StrCat("Launch: ", status.error_message()));
+    return absl::InternalError(absl::StrCat("Launch: ", status.error_message()));
   }
   return absl::OkStatus();
 }
 
 void Destroy(v1::SandboxBroker::Stub& stub, const std::string& session_id) {
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::SessionRequest destroy;
   destroy.set_session_id(session_id);
   v1::SandboxHandle handle;
   (void)stub.Destroy(&context, destroy, &handle);
 }
 
-absl::Status FigureWarm(v1::SandboxBroker::Stub& stub,
-                        const v1::SandboxSpec& spec, const SpawnOptions& raw,
-                        const Runs& runs) {
+absl::Status FigureWarm(v1::SandboxBroker::Stub& stub, const v1::SandboxSpec& spec,
+                        const SpawnOptions& raw, const Runs& runs) {
   if (absl::Status launched = Launch(stub, spec); !launched.ok()) {
     return launched;
   }
@@ -372,13 +342,12 @@ absl::Status FigureWarm(v1::SandboxBroker::Stub& stub,
   };
   std::vector<double> ours_ms, raw_ms;
   absl::Status done = Alternate(
-      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms,
-      raw_ms);
+      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms, raw_ms);
   Destroy(stub, spec.session_id());
   if (!done.ok()) return done;
 
-  PrintComparison("A  warm path: Exec([\"true\"]) on one session, vs raw bwrap",
-                  ours_ms, raw_ms, 1.3);
+  PrintComparison("A  warm path: Exec([\"true\"]) on one session, vs raw bwrap", ours_ms, raw_ms,
+                  1.3);
   std::vector<double> starting, ready, exit;
   for (size_t i = runs.warmup; i < timings.size(); ++i) {
     starting.push_back(timings[i].starting);
@@ -388,20 +357,18 @@ absl::Status FigureWarm(v1::SandboxBroker::Stub& stub,
   absl::PrintF(
       "  ours, median ms from the call to each event: starting %.2f, "
       "ready %.2f, exit %.2f, stream end %.2f\n",
-      Summarize(starting).median, Summarize(ready).median,
-      Summarize(exit).median, Summarize(ours_ms).median);
+      Summarize(starting).median, Summarize(ready).median, Summarize(exit).median,
+      Summarize(ours_ms).median);
   return absl::OkStatus();
 }
 
-absl::Status FigureCli(const SpawnOptions& cli, const SpawnOptions& raw,
-                       const Runs& runs) {
+absl::Status FigureCli(const SpawnOptions& cli, const SpawnOptions& raw, const Runs& runs) {
   std::vector<double> ours_ms, raw_ms;
   absl::Status done = Alternate(
-      runs.warmup, runs.cli, [&] { return TimeCommand(cli); },
-      [&] { return TimeCommand(raw); }, ours_ms, raw_ms);
+      runs.warmup, runs.cli, [&] { return TimeCommand(cli); }, [&] { return TimeCommand(raw); },
+      ours_ms, raw_ms);
   if (!done.ok()) return done;
-  PrintComparison("B  CLI path: `sandboxctl run -- true`, vs raw bwrap",
-                  ours_ms, raw_ms, 2.5);
+  PrintComparison("B  CLI path: `sandboxctl run -- true`, vs raw bwrap", ours_ms, raw_ms, 2.5);
   return absl::OkStatus();
 }
 
@@ -420,8 +387,8 @@ absl::Status FigureStartup(const SpawnOptions& probe, const Runs& runs) {
   return absl::OkStatus();
 }
 
-absl::Status FigureDiagnosis(v1::SandboxBroker::Stub& stub,
-                             const SpawnOptions& raw, const Runs& runs) {
+absl::Status FigureDiagnosis(v1::SandboxBroker::Stub& stub, const SpawnOptions& raw,
+                             const Runs& runs) {
   std::vector<double> spawn_ms, ours_ms, raw_ms;
   auto ours = [&]() -> absl::StatusOr<double> {
     absl::StatusOr<std::pair<double, double>> t = TimeLauncherSpawn(raw);
@@ -430,16 +397,13 @@ absl::Status FigureDiagnosis(v1::SandboxBroker::Stub& stub,
     return t->second;
   };
   absl::Status done = Alternate(
-      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms,
-      raw_ms);
+      runs.warmup, runs.warm, ours, [&] { return TimeCommand(raw); }, ours_ms, raw_ms);
   if (!done.ok()) return done;
-  PrintComparison(
-      "D  launcher's Spawn + Supervise in this process, no RPC, vs raw bwrap",
-      ours_ms, raw_ms, 1.3);
+  PrintComparison("D  launcher's Spawn + Supervise in this process, no RPC, vs raw bwrap", ours_ms,
+                  raw_ms, 1.3);
   spawn_ms.erase(spawn_ms.begin(), spawn_ms.begin() + runs.warmup);
-  absl::PrintF(
-      "  SandboxProcess::Spawn (fork .. execve of bwrap): median %.2f ms\n",
-      Summarize(spawn_ms).median);
+  absl::PrintF("  SandboxProcess::Spawn (fork .. execve of bwrap): median %.2f ms\n",
+               Summarize(spawn_ms).median);
 
   std::vector<double> probe_ms;
   for (int i = 0; i < runs.warmup + runs.warm && !g_stop; ++i) {
@@ -448,8 +412,7 @@ absl::Status FigureDiagnosis(v1::SandboxBroker::Stub& stub,
     v1::ProbeResponse probe;
     grpc::Status status = stub.Probe(&context, v1::ProbeRequest(), &probe);
     if (!status.ok()) {
-      return absl::InternalError(
-          absl::StrCat("Probe: ", status.error_message()));
+      return absl::InternalError(absl::StrCat("Probe: ", status.error_message()));
     }
     if (i >= runs.warmup) probe_ms.push_back(MsSince(start));
   }
@@ -462,8 +425,7 @@ absl::Status RunBench() {
   absl::StatusOr<std::string> launcherd =
       ExecutableFlag("launcherd", absl::GetFlag(FLAGS_launcherd));
   if (!launcherd.ok()) return launcherd.status();
-  absl::StatusOr<std::string> brokerd =
-      ExecutableFlag("brokerd", absl::GetFlag(FLAGS_brokerd));
+  absl::StatusOr<std::string> brokerd = ExecutableFlag("brokerd", absl::GetFlag(FLAGS_brokerd));
   if (!brokerd.ok()) return brokerd.status();
   absl::StatusOr<std::string> sandboxctl =
       ExecutableFlag("sandboxctl", absl::GetFlag(FLAGS_sandboxctl));
@@ -486,8 +448,7 @@ absl::Status RunBench() {
   } else if (char resolved[PATH_MAX]; realpath(workdir.c_str(), resolved)) {
     workdir = resolved;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--workdir: '", workdir, "' does not exist"));
+    return absl::InvalidArgumentError(absl::StrCat("--workdir: '", workdir, "' does not exist"));
   }
   const std::string dir = sockets->path();
   const std::string broker_address = "unix:" + dir + "/b.sock";
@@ -498,35 +459,28 @@ absl::Status RunBench() {
                     .output = dir + "/launcher.log",
                     .die_with_parent = true});
   if (!launcher.ok()) return launcher.status();
-  if (absl::Status up =
-          WaitForSocket(dir + "/l.sock", *launcher, dir + "/launcher.log");
+  if (absl::Status up = WaitForSocket(dir + "/l.sock", *launcher, dir + "/launcher.log");
       !up.ok()) {
     return up;
   }
-  absl::StatusOr<Child> broker =
-      Child::Spawn({.argv = {*brokerd, "--listen=" + broker_address,
-                             "--launcher=unix:" + dir + "/l.sock"},
-                    .output = dir + "/broker.log",
-                    .die_with_parent = true});
+  absl::StatusOr<Child> broker = Child::Spawn(
+      {.argv = {*brokerd, "--listen=" + broker_address, "--launcher=unix:" + dir + "/l.sock"},
+       .output = dir + "/broker.log",
+       .die_with_parent = true});
   if (!broker.ok()) return broker.status();
-  if (absl::Status up =
-          WaitForSocket(dir + "/b.sock", *broker, dir + "/broker.log");
-      !up.ok()) {
+  if (absl::Status up = WaitForSocket(dir + "/b.sock", *broker, dir + "/broker.log"); !up.ok()) {
     return up;
   }
 
   std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(
       grpc::CreateChannel(broker_address, grpc::InsecureChannelCredentials()));
-  if (absl::Status native = CheckNativeDispatch(*stub, dir + "/broker.log");
-      !native.ok()) {
+  if (absl::Status native = CheckNativeDispatch(*stub, dir + "/broker.log"); !native.ok()) {
     return native;
   }
-  const v1::SandboxSpec spec =
-      BenchSpec(workdir, absl::StrCat("bench-", getpid()));
+  const v1::SandboxSpec spec = BenchSpec(workdir, absl::StrCat("bench-", getpid()));
   absl::StatusOr<SpawnOptions> raw = RawBwrapCommand(spec);
   if (!raw.ok()) return raw.status();
-  absl::PrintF("exec_bench: raw command:\n  %s\n\n",
-               absl::StrJoin(raw->argv, " "));
+  absl::PrintF("exec_bench: raw command:\n  %s\n\n", absl::StrJoin(raw->argv, " "));
 
   if (absl::Status a = FigureWarm(*stub, spec, *raw, runs); !a.ok()) return a;
   absl::PrintF("\n");
@@ -536,8 +490,7 @@ absl::Status RunBench() {
   const SpawnOptions cli{.argv = cli_argv, .cwd = workdir, .output = dir + "/sandboxctl.out"};
   if (absl::Status b = FigureCli(cli, *raw, runs); !b.ok()) return b;
   absl::PrintF("\n");
-  const SpawnOptions probe{
-      .argv = {*sandboxctl, "--broker=unix:" + dir + "/none.sock", "probe"}};
+  const SpawnOptions probe{.argv = {*sandboxctl, "--broker=unix:" + dir + "/none.sock", "probe"}};
   if (absl::Status c = FigureStartup(probe, runs); !c.ok()) return c;
   if (absl::GetFlag(FLAGS_diagnose)) {
     absl::PrintF("\n");

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   absl::StatusOr<EgressPattern> reparsed = EgressPattern::Parse(pattern->text());
   FUZZ_CHECK(reparsed.ok() && reparsed->text() == pattern->text() &&
-        reparsed->kind() == pattern->kind() && reparsed->port() == pattern->port());
+             reparsed->kind() == pattern->kind() && reparsed->port() == pattern->port());
   if (!host.ok()) return 0;
 
   const bool matches = pattern->MatchesHost(*host);

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (greeting.state == Socks5ParseState::kComplete) {
     const uint8_t method = ChooseSocks5Method(greeting.value, size % 2 == 0);
     FUZZ_CHECK(method == kSocks5MethodNoAuth || method == kSocks5MethodUserPass ||
-          method == kSocks5MethodNoneAcceptable);
+               method == kSocks5MethodNoneAcceptable);
     FUZZ_CHECK(BuildSocks5MethodSelection(method).size() == 2);
   }
   Socks5Parse<Socks5Request> request = ParseSocks5Request(input);
