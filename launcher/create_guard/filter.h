@@ -4,11 +4,9 @@
 // CreateSupervisor, which decides it and, when allowed, performs it itself. The
 // shim sends the listener fd (the "notify fd") to the launcher.
 //
-//   absl::StatusOr<std::string> program = CreateFilterProgram();   // before
-//   fork is fine
+//   absl::StatusOr<std::string> program = CreateFilterProgram();  // before fork is fine
 //   ... PR_SET_NO_NEW_PRIVS, RestrictCreationTo(...) ...
-//   absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*program);  // in the
-//   command's process
+//   absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*program);  // in the command's process
 //
 // Trapped (user notification): open/openat with O_CREAT, creat, mkdir/mkdirat,
 // mknod/mknodat, symlink/symlinkat, link/linkat, rename/renameat/renameat2.

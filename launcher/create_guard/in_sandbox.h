@@ -1,8 +1,7 @@
 // The sandbox side of create-time enforcement of the filename-pattern denies,
 // run by sandbox_shim in the process that execs the command, right before exec:
 //
-//   sandbox_shim --create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]
-//   [...] -- cmd
+//   sandbox_shim --create-guard=FD [--free-create=DIR ...] [--writable=DIR ...] [...] -- cmd
 //
 //   CreateGuardShimConfig config = ParseShimArgs(...)->args.create_guard;  (shim_args.h)
 //   child: if (!ApplyCreateGuard(config).ok()) _exit(126);  exec(cmd)
@@ -30,8 +29,7 @@ namespace ccsandbox::launcher {
 // exposed for tests.
 absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                            const std::vector<std::string>& writable_dirs,
-                           absl::string_view mountinfo,
-                           bool allow_writable_beneath = false);
+                           absl::string_view mountinfo, bool allow_writable_beneath = false);
 
 absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config);
 

@@ -4,8 +4,7 @@
 // before exec, so the command never holds it.
 //
 //   shim:      SendNotifyFd(channel, notify.get());  close both; exec
-//   launcher:  absl::StatusOr<UniqueFd> notify = ReceiveNotifyFd(channel);  //
-//   when readable
+//   launcher:  absl::StatusOr<UniqueFd> notify = ReceiveNotifyFd(channel);  // when readable
 #ifndef CCSANDBOX_LAUNCHER_CREATE_GUARD_NOTIFY_CHANNEL_H_
 #define CCSANDBOX_LAUNCHER_CREATE_GUARD_NOTIFY_CHANNEL_H_
 

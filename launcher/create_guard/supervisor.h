@@ -4,12 +4,10 @@
 // sandbox is gone or Stop().
 //
 //   auto [mine, shims] = *NotifyChannelPair();
-//   // spawn bwrap ... -- sandbox_shim --create-guard=<shims' fd> ... with
-//   shims inherited;
+//   // spawn bwrap ... -- sandbox_shim --create-guard=<shims' fd> ... with shims inherited;
 //   // then close `shims` in the launcher.
 //   absl::StatusOr<std::unique_ptr<CreateSupervisor>> guard =
-//   CreateSupervisor::Start(
-//       options, std::move(mine), on_violation, on_failure);
+//       CreateSupervisor::Start(options, std::move(mine), on_violation, on_failure);
 //   ... run ...
 //   guard->reset();  // after the sandbox is reaped
 //

@@ -4,8 +4,7 @@
 // calling process. Needs root.
 //
 //   GuardedSandbox sandbox(bin_dir, work_dir, baseline);
-//   GuardedRun run = sandbox.Run({"/opt/cg/create_guard_test_helper", "open
-//   /work/x"});
+//   GuardedRun run = sandbox.Run({"/opt/cg/create_guard_test_helper", "open /work/x"});
 #ifndef CCSANDBOX_LAUNCHER_CREATE_GUARD_TESTING_H_
 #define CCSANDBOX_LAUNCHER_CREATE_GUARD_TESTING_H_
 

@@ -10,7 +10,7 @@
 //
 //   // on the supervising thread, once:
 //   absl::StatusOr<std::unique_ptr<TraceeFsContext>> fs =
-//   TraceeFsContext::ForThisThread({"/tmp"});
+//       TraceeFsContext::ForThisThread({"/tmp"});
 //   // per call:
 //   fs->Enter(tid);                    // NOT_FOUND: the tracee is gone
 //   { absl::Status s = fs->BecomeTracee(identity);  ... openat(...) ...
@@ -38,8 +38,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "launcher/create_guard/tracee.h"
 #include "base/unique_fd.h"
+#include "launcher/create_guard/tracee.h"
 
 namespace ccsandbox::launcher {
 

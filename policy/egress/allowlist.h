@@ -3,7 +3,8 @@
 // guard for the addresses a name resolves to. Pure: the caller resolves names.
 //
 //   // At Launch: INVALID_ARGUMENT naming the first bad entry.
-//   RETURN_IF_ERROR(ValidateEgressAllowlist(spec.egress_allowlist()));
+//   if (absl::Status valid = ValidateEgressAllowlist(spec.egress_allowlist()); !valid.ok())
+//     return valid;
 //   const bool network = !spec.has_network_enabled() || spec.network_enabled();
 //   absl::StatusOr<EgressAllowlist> list =
 //       EgressAllowlist::Resolve(network, spec.egress_allowlist());
