@@ -27,8 +27,14 @@ egress_fuzz=$?
 COMMAND_FUZZ_DIR=$fuzz_dir/command tests/fuzz/run_command_policy_fuzz.sh "$fuzz_seconds"
 command_fuzz=$?
 rm -rf "$fuzz_dir"
+# Every C++ file formatted as .clang-format says (Google style, 100 columns).
+scripts/check-format.sh
+format=$?
+
+if [ "$format" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 if [ "$egress_fuzz" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 if [ "$command_fuzz" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+echo "format: $([ $format -eq 0 ] && echo ok || echo FAILED)"
 echo "fuzz (${fuzz_seconds}s per target): egress parsers and matcher $([ $egress_fuzz -eq 0 ] && echo ok || echo FAILED), command policy $([ $command_fuzz -eq 0 ] && echo ok || echo FAILED)"
 
 echo "${summary}"
