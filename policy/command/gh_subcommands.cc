@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "policy/command/name_list.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -72,23 +73,9 @@ const std::vector<GhCommand>& Table() {
 }
 
 const absl::flat_hash_map<absl::string_view, const GhCommand*>& Index() {
-  static const auto* index = [] {
-    auto* by_name = new absl::flat_hash_map<absl::string_view, const GhCommand*>();
-    for (const GhCommand& row : Table()) {
-      for (absl::string_view name : absl::StrSplit(row.names, ' ', absl::SkipEmpty())) {
-        by_name->emplace(name, &row);
-      }
-    }
-    return by_name;
-  }();
+  static const auto* index =
+      new absl::flat_hash_map<absl::string_view, const GhCommand*>(IndexByNames(Table()));
   return *index;
-}
-
-bool InList(absl::string_view s, absl::string_view list) {
-  for (absl::string_view x : absl::StrSplit(list, ' ', absl::SkipEmpty())) {
-    if (s == x) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -106,7 +93,7 @@ GhDecision DecideGhCommand(absl::string_view command, absl::string_view verb) {
   d.row = it->second;
   const GhOutcome* outcome = &d.row->otherwise;
   for (size_t i = 0; i < d.row->cases.size(); ++i) {
-    if (InList(verb, d.row->cases[i].verbs)) {
+    if (InNameList(verb, d.row->cases[i].verbs)) {
       d.case_index = static_cast<int>(i);
       outcome = &d.row->cases[i].then;
       break;

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "policy/command/name_list.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -169,23 +170,9 @@ const std::vector<GitSubcommand>& Table() {
 }
 
 const absl::flat_hash_map<absl::string_view, const GitSubcommand*>& Index() {
-  static const auto* index = [] {
-    auto* by_name = new absl::flat_hash_map<absl::string_view, const GitSubcommand*>();
-    for (const GitSubcommand& row : Table()) {
-      for (absl::string_view name : absl::StrSplit(row.names, ' ', absl::SkipEmpty())) {
-        by_name->emplace(name, &row);
-      }
-    }
-    return by_name;
-  }();
+  static const auto* index =
+      new absl::flat_hash_map<absl::string_view, const GitSubcommand*>(IndexByNames(Table()));
   return *index;
-}
-
-bool InList(absl::string_view s, absl::string_view list) {
-  for (absl::string_view x : absl::StrSplit(list, ' ', absl::SkipEmpty())) {
-    if (s == x) return true;
-  }
-  return false;
 }
 
 // `word` is one of `options` (see GitTest::has).
@@ -220,7 +207,7 @@ std::vector<size_t> Operands(Args args, absl::string_view skip) {
       continue;
     }
     if (!only && t.size() > 1 && t[0] == '-') {
-      if (t.find('=') == std::string::npos && InList(t, skip)) ++i;
+      if (t.find('=') == std::string::npos && InNameList(t, skip)) ++i;
       continue;
     }
     operands.push_back(i);
@@ -243,7 +230,7 @@ bool GitTestHolds(const GitTest& test, Args args) {
   if (!test.lacks.empty() && AnyWordIsOneOf(args, test.lacks)) return false;
   const size_t verb = VerbIndex(args);
   if (test.no_verb && verb < args.size()) return false;
-  if (!test.verbs.empty() && (verb >= args.size() || !InList(args[verb].text, test.verbs))) {
+  if (!test.verbs.empty() && (verb >= args.size() || !InNameList(args[verb].text, test.verbs))) {
     return false;
   }
   if (test.max_operands >= 0 &&

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "policy/command/name_list.h"
 
 namespace ccsandbox::policy::programs {
 
@@ -19,12 +20,7 @@ bool OneOf(absl::string_view s, std::initializer_list<absl::string_view> set) {
 }
 
 // `list` is space-separated.
-bool InList(absl::string_view s, absl::string_view list) {
-  for (absl::string_view x : absl::StrSplit(list, ' ', absl::SkipEmpty())) {
-    if (s == x) return true;
-  }
-  return false;
-}
+bool InList(absl::string_view s, absl::string_view list) { return InNameList(s, list); }
 
 // Options as getopt_long reads them. With `stop_at_operand` the scan ends at the first operand
 // (a wrapper's command); otherwise options and operands may interleave until `--`.
