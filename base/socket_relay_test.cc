@@ -20,6 +20,7 @@
 #include "asio/post.hpp"
 #include "asio/read.hpp"
 #include "asio/write.hpp"
+#include "base/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace ccsandbox {
@@ -28,38 +29,9 @@ namespace {
 using TcpSocket = asio::ip::tcp::socket;
 using UnixSocket = asio::local::stream_protocol::socket;
 
-// Bytes that differ along the stream, so a lost, repeated or reordered chunk shows.
-std::string Pattern(size_t size, uint32_t seed) {
-  std::string bytes(size, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (char& c : bytes) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return bytes;
-}
-
-// Reads until EOF (or an error: then `error` says which).
-template <typename Socket>
-std::string ReadAll(Socket& s, asio::error_code* error = nullptr) {
-  std::string got;
-  std::vector<char> buf(65536);
-  asio::error_code e;
-  for (;;) {
-    const size_t n = s.read_some(asio::buffer(buf), e);
-    if (e) break;
-    got.append(buf.data(), n);
-  }
-  if (error != nullptr) *error = e == asio::error::eof ? asio::error_code() : e;
-  return got;
-}
-
-template <typename Socket>
-void WriteAndShutdown(Socket& s, const std::string& bytes) {
-  asio::error_code e;
-  asio::write(s, asio::buffer(bytes), e);
-  s.shutdown(asio::socket_base::shutdown_send, e);
-}
+using ::ccsandbox::testing::Pattern;
+using ::ccsandbox::testing::ReadAll;
+using ::ccsandbox::testing::WriteAndShutdown;
 
 struct Stats {
   SocketRelay::DirectionStats to_local;
