@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "asio/error.hpp"
 #include "proxy/credentials.h"
+#include "proxy/ip_address.h"
 
 namespace ccsandbox::proxy {
 namespace {
@@ -13,17 +14,6 @@ namespace {
 // Greeting (≤ 257) + credentials (≤ 513) + request (≤ 262), if a client sends them all at once.
 constexpr size_t kMaxNegotiationBytes = 1100;
 constexpr size_t kReadChunk = 512;
-
-policy::IpAddress ToPolicy(const asio::ip::address& address) {
-  if (address.is_v4()) {
-    const auto b = address.to_v4().to_bytes();
-    return policy::IpAddress::V4(b[0], b[1], b[2], b[3]);
-  }
-  const auto b = address.to_v6().to_bytes();
-  std::array<uint8_t, 16> bytes;
-  std::copy(b.begin(), b.end(), bytes.begin());
-  return policy::IpAddress::V6(bytes);
-}
 
 uint8_t ReplyForConnectError(const std::error_code& error) {
   if (error == asio::error::connection_refused) return kSocks5ConnectionRefused;
@@ -135,7 +125,7 @@ void Socks5ProxyConnection::OnUpstream(UpstreamResult result) {
   const asio::ip::tcp::endpoint bound = result.socket->local_endpoint(ec);
   std::string reply =
       ec ? BuildSocks5Reply(kSocks5Succeeded)
-         : BuildSocks5Reply(kSocks5Succeeded, ToPolicy(bound.address()), bound.port());
+         : BuildSocks5Reply(kSocks5Succeeded, ToPolicyAddress(bound.address()), bound.port());
   BecomeTunnel(std::move(*result.socket), std::move(reply), std::move(buffer()));
 }
 

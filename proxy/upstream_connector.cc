@@ -5,31 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "proxy/ip_address.h"
 
 namespace ccsandbox::proxy {
-namespace {
-
-policy::IpAddress ToPolicy(const asio::ip::address& address) {
-  if (address.is_v4()) {
-    const auto b = address.to_v4().to_bytes();
-    return policy::IpAddress::V4(b[0], b[1], b[2], b[3]);
-  }
-  const auto b = address.to_v6().to_bytes();
-  std::array<uint8_t, 16> bytes;
-  std::copy(b.begin(), b.end(), bytes.begin());
-  return policy::IpAddress::V6(bytes);
-}
-
-asio::ip::address ToAsio(const policy::IpAddress& ip) {
-  if (ip.is_v4()) {
-    return asio::ip::address_v4({ip.bytes[0], ip.bytes[1], ip.bytes[2], ip.bytes[3]});
-  }
-  asio::ip::address_v6::bytes_type bytes;
-  std::copy(ip.bytes.begin(), ip.bytes.end(), bytes.begin());
-  return asio::ip::address_v6(bytes);
-}
-
-}  // namespace
 
 UpstreamConnector::UpstreamConnector(std::shared_ptr<SessionState> state,
                                      policy::EgressDecision decision, uint16_t port, Callback done)
@@ -59,7 +37,7 @@ void UpstreamConnector::Begin() {
                               absl::FormatDuration(timeout)));
   });
   if (decision_.host->is_ip()) {
-    OnResolved(Resolver::Addresses{ToAsio(*decision_.host->ip)});
+    OnResolved(Resolver::Addresses{ToAsioAddress(*decision_.host->ip)});
     return;
   }
   std::weak_ptr<UpstreamConnector> weak = shared_from_this();
@@ -77,10 +55,10 @@ void UpstreamConnector::OnResolved(absl::StatusOr<Resolver::Addresses> addresses
   }
   std::string first_refusal;
   for (const asio::ip::address& address : *addresses) {
-    absl::Status allowed = state_->allowlist().CheckAddress(decision_, ToPolicy(address));
+    absl::Status allowed = state_->allowlist().CheckAddress(decision_, ToPolicyAddress(address));
     if (allowed.ok()) {
       // A v4-mapped answer connects as plain IPv4, the form that was checked.
-      candidates_.push_back(ToAsio(ToPolicy(address)));
+      candidates_.push_back(ToAsioAddress(ToPolicyAddress(address)));
     } else if (first_refusal.empty()) {
       first_refusal = std::string(allowed.message());
     }
