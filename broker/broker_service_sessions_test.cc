@@ -1,0 +1,206 @@
+// BrokerService against the fake launcher: a session's states through Launch, Exec, Kill and
+// Destroy, Kill and Destroy reaching the launcher's Signal, and the plan a run hands the
+// launcher. The fake and the fixture are broker/fake_launcher.h and
+// broker/broker_service_fixture.h.
+#include <signal.h>
+
+#include <algorithm>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "broker/broker_service_fixture.h"
+#include "broker/fake_launcher.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/launcher.grpc.pb.h"
+#include "proto/sandbox.grpc.pb.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+using grpc::StatusCode;
+using testing::BrokerServiceTest;
+using testing::OpenExec;
+using testing::Request;
+
+TEST_F(BrokerServiceTest, SessionStatesFollowLaunchExecAndDestroy) {
+  launcher_->Start();
+  StartBroker();
+  const v1::SandboxHandle launched = Launch("states");
+  EXPECT_EQ(launched.session_id(), "states");
+  EXPECT_EQ(launched.state(), v1::SANDBOX_STATE_WARM);  // never CREATED: Launch is synchronous
+  EXPECT_EQ(StateOf("states"), v1::SANDBOX_STATE_WARM);
+  ASSERT_EQ(ListSessions().size(), 1u);
+  EXPECT_EQ(ListSessions()[0].session_id(), "states");
+
+  OpenExec held(*stub_, Request("states", {"hold"}));
+  ASSERT_TRUE(held.ReadUntilReady());
+  EXPECT_EQ(StateOf("states"), v1::SANDBOX_STATE_ACTIVE);
+  EXPECT_EQ(ListSessions()[0].state(), v1::SANDBOX_STATE_ACTIVE);
+  // Another run ending leaves the session active while the first goes on.
+  Stream other = Exec(Request("states", {"exit"}));
+  ASSERT_TRUE(other.status.ok()) << other.status.error_message();
+  EXPECT_EQ(StateOf("states"), v1::SANDBOX_STATE_ACTIVE);
+  int signalled = 0;
+  ASSERT_TRUE(Kill("states", "", &signalled).ok());
+  EXPECT_EQ(signalled, 1);
+  ASSERT_TRUE(held.Finish().ok());
+  EXPECT_EQ(StateOf("states"), v1::SANDBOX_STATE_WARM);
+
+  v1::SandboxHandle destroyed;
+  ASSERT_TRUE(Destroy("states", &destroyed).ok());
+  EXPECT_EQ(destroyed.session_id(), "states");
+  EXPECT_EQ(destroyed.state(), v1::SANDBOX_STATE_DESTROYED);
+  EXPECT_EQ(destroyed.backend(), v1::SANDBOX_BACKEND_NATIVE);
+  EXPECT_TRUE(ListSessions().empty());
+  EXPECT_EQ(EgressDirs(), 0) << "the session's proxies outlived it";
+
+  // A destroyed session is unknown to every call; the launcher is not asked.
+  const size_t runs = fake().plans().size();
+  v1::SandboxHandle handle;
+  int count = 0;
+  const std::vector<std::pair<std::string, std::function<grpc::Status()>>> calls = {
+      {"GetSession", [&] { return GetSession("states", &handle); }},
+      {"Destroy", [&] { return Destroy("states", &handle); }},
+      {"Kill", [&] { return Kill("states", "", &count); }},
+      {"Exec", [&] { return Exec(Request("states", {"exit"})).status; }},
+      {"Exec of a session never launched", [&] { return Exec(Request("never", {"exit"})).status; }},
+  };
+  for (const auto& [name, call] : calls) {
+    const grpc::Status status = call();
+    EXPECT_EQ(status.error_code(), StatusCode::NOT_FOUND) << name;
+    EXPECT_TRUE(absl::StartsWith(status.error_message(), "sessionId: "))
+        << name << ": " << status.error_message();
+  }
+  EXPECT_EQ(fake().plans().size(), runs);
+}
+
+TEST_F(BrokerServiceTest, ALaunchedSessionIdIsTaken) {
+  launcher_->Start();
+  StartBroker();
+  Launch("twice", "none");
+  v1::SandboxHandle handle;
+  grpc::Status again = Launch(LaunchRequest("twice", "none"), &handle);
+  EXPECT_EQ(again.error_code(), StatusCode::ALREADY_EXISTS);
+  EXPECT_TRUE(absl::StartsWith(again.error_message(), "sessionId: ")) << again.error_message();
+  // Native: the duplicate is refused when its proxies would start (a message that does not
+  // name sessionId); the first session's proxies stay.
+  Launch("twice-native");
+  EXPECT_EQ(EgressDirs(), 1);
+  EXPECT_EQ(Launch(LaunchRequest("twice-native"), &handle).error_code(),
+            StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(EgressDirs(), 1);
+  EXPECT_EQ(ListSessions().size(), 2u);
+}
+
+struct KillCase {
+  std::string name;
+  std::string reason;    // KillRequest.reason
+  bool signal_misses;    // the launcher has not registered the run (Signal: NOT_FOUND)
+  std::string expected;  // the reason the launcher and the client see
+};
+
+void PrintTo(const KillCase& c, std::ostream* os) { *os << c.name; }
+
+class KillTest : public BrokerServiceTest, public ::testing::WithParamInterface<KillCase> {};
+
+TEST_P(KillTest, KillEndsTheRunThroughTheLaunchersSignal) {
+  const KillCase& c = GetParam();
+  launcher_->Start();
+  StartBroker();
+  Launch("kill");
+  int signalled = -1;
+  ASSERT_TRUE(Kill("kill", c.reason, &signalled).ok());
+  EXPECT_EQ(signalled, 0) << "no run yet";
+  EXPECT_TRUE(fake().signals().empty());
+
+  if (c.signal_misses) fake().MissSignals();
+  OpenExec held(*stub_, Request("kill", {"hold"}));
+  ASSERT_TRUE(held.ReadUntilReady());
+  ASSERT_TRUE(Kill("kill", c.reason, &signalled).ok());
+  EXPECT_EQ(signalled, 1);
+  grpc::Status status = held.Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  ASSERT_EQ(fake().plans().size(), 1u);
+  const std::string run_id = fake().plans()[0].run_id();
+  EXPECT_TRUE(absl::StartsWith(run_id, "kill-")) << run_id;
+  EXPECT_EQ(held.events()[0].starting().run_id(), run_id);
+  ASSERT_EQ(fake().signals().size(), 1u);
+  EXPECT_EQ(fake().signals()[0].run_id(), run_id);
+  EXPECT_EQ(fake().signals()[0].signal(), SIGKILL);
+  EXPECT_EQ(fake().signals()[0].reason(), c.expected);
+  // A Signal that missed the run ends its launcher call instead, which kills it there.
+  EXPECT_EQ(fake().AwaitOutcome(run_id), c.signal_misses ? "cancelled" : "signalled");
+  ASSERT_TRUE(held.events().back().has_killed());
+  EXPECT_EQ(held.events().back().killed().reason(), c.expected);
+  EXPECT_EQ(held.events().back().killed().signal(), SIGKILL);
+  EXPECT_EQ(StateOf("kill"), v1::SANDBOX_STATE_WARM);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Reasons, KillTest,
+    ::testing::Values(KillCase{"NoReason", "", false, "killed by request"},
+                      KillCase{"WithReason", "enough", false, "killed: enough"},
+                      KillCase{"SignalMissesTheRun", "enough", true, "killed: enough"}),
+    [](const ::testing::TestParamInfo<KillCase>& info) { return info.param.name; });
+
+TEST_F(BrokerServiceTest, DestroyKillsTheRunsInFlight) {
+  launcher_->Start();
+  StartBroker();
+  Launch("doomed");
+  OpenExec first(*stub_, Request("doomed", {"hold"}));
+  ASSERT_TRUE(first.ReadUntilReady());
+  OpenExec second(*stub_, Request("doomed", {"hold"}));
+  ASSERT_TRUE(second.ReadUntilReady());
+  v1::SandboxHandle destroyed;
+  ASSERT_TRUE(Destroy("doomed", &destroyed).ok());
+  EXPECT_EQ(destroyed.state(), v1::SANDBOX_STATE_DESTROYED);
+  for (OpenExec* exec : {&first, &second}) {
+    grpc::Status status = exec->Finish();
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_TRUE(exec->events().back().has_killed());
+    EXPECT_EQ(exec->events().back().killed().reason(), "session destroyed");
+  }
+  ASSERT_EQ(fake().signals().size(), 2u);
+  for (const v1::SignalRequest& signal : fake().signals()) {
+    EXPECT_EQ(signal.signal(), SIGKILL);
+    EXPECT_EQ(signal.reason(), "session destroyed");
+  }
+  EXPECT_NE(fake().signals()[0].run_id(), fake().signals()[1].run_id());
+  v1::SandboxHandle handle;
+  EXPECT_EQ(GetSession("doomed", &handle).error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(EgressDirs(), 0);
+}
+
+TEST_F(BrokerServiceTest, ThePlanCarriesTheSessionsEgressGuardAndForbiddenDirs) {
+  launcher_->Start();
+  StartBroker();
+  Launch("plan");
+  v1::ExecRequest request = Request("plan", {"exit", "0", "arg"});
+  request.set_stdin("input");
+  request.set_timeout_ms(1234);
+  ASSERT_TRUE(Exec(request).status.ok());
+  ASSERT_EQ(fake().plans().size(), 1u);
+  const v1::LaunchPlan plan = fake().plans()[0];
+  EXPECT_EQ(std::vector<std::string>(plan.argv().begin(), plan.argv().end()),
+            (std::vector<std::string>{"exit", "0", "arg"}));
+  EXPECT_EQ(plan.stdin(), "input");
+  EXPECT_EQ(plan.timeout_ms(), 1234u);
+  EXPECT_TRUE(absl::StartsWith(plan.egress().http_socket(), root_ + "/run/"))
+      << plan.egress().http_socket();
+  EXPECT_TRUE(absl::StartsWith(plan.egress().socks_socket(), root_ + "/run/"))
+      << plan.egress().socks_socket();
+  EXPECT_TRUE(plan.has_create_guard());
+  std::vector<std::string> forbidden(plan.forbidden_dirs().begin(), plan.forbidden_dirs().end());
+  for (const std::string& dir : {root_ + "/launcher", root_ + "/run"}) {
+    EXPECT_NE(std::find(forbidden.begin(), forbidden.end(), dir), forbidden.end()) << dir;
+  }
+}
+
+}  // namespace
+}  // namespace ccsandbox::broker
