@@ -126,6 +126,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
       !valid.ok()) {
     return ToGrpc(valid);
   }
+  // A taken id is refused before the deny scan and the proxies (sessions_.Create below still
+  // decides between two Launches racing for the same id).
+  if (sessions_.Get(spec.session_id()).ok()) {
+    return ToGrpc(absl::AlreadyExistsError(
+        absl::StrCat("sessionId: session '", spec.session_id(), "' already exists")));
+  }
   absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, choice->actual);
   if (!filenames.ok()) return ToGrpc(filenames.status());
   FillHandle(spec, *choice, *filenames, *handle);

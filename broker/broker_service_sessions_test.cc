@@ -87,12 +87,14 @@ TEST_F(BrokerServiceTest, ALaunchedSessionIdIsTaken) {
   grpc::Status again = Launch(LaunchRequest("twice", "none"), &handle);
   EXPECT_EQ(again.error_code(), StatusCode::ALREADY_EXISTS);
   EXPECT_TRUE(absl::StartsWith(again.error_message(), "sessionId: ")) << again.error_message();
-  // Native: the duplicate is refused when its proxies would start (a message that does not
-  // name sessionId); the first session's proxies stay.
+  // Native: refused the same way, before the deny scan and the proxies; the first session's
+  // proxies stay.
   Launch("twice-native");
   EXPECT_EQ(EgressDirs(), 1);
-  EXPECT_EQ(Launch(LaunchRequest("twice-native"), &handle).error_code(),
-            StatusCode::ALREADY_EXISTS);
+  grpc::Status native_again = Launch(LaunchRequest("twice-native"), &handle);
+  EXPECT_EQ(native_again.error_code(), StatusCode::ALREADY_EXISTS);
+  EXPECT_TRUE(absl::StartsWith(native_again.error_message(), "sessionId: "))
+      << native_again.error_message();
   EXPECT_EQ(EgressDirs(), 1);
   EXPECT_EQ(ListSessions().size(), 2u);
 }
