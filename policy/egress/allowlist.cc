@@ -8,7 +8,7 @@ namespace ccsandbox::policy {
 namespace {
 
 absl::Status EntryError(size_t index, absl::string_view entry, const absl::Status& status) {
-  return absl::InvalidArgumentError(absl::StrFormat("egressAllowlist[%d] \"%s\": %s; %s", index,
+  return absl::InvalidArgumentError(absl::StrFormat("egressAllowlist[%d]: \"%s\": %s; %s", index,
                                                     SanitizeForReason(entry), status.message(),
                                                     "fix or remove the entry"));
 }

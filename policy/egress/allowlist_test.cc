@@ -202,7 +202,7 @@ TEST(ValidateEgressAllowlist, NamesTheFirstBadEntryWithItsIndex) {
   spec.add_egress_allowlist("*.*.bad.com");
   absl::Status status = ValidateEgressAllowlist(spec.egress_allowlist());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("egressAllowlist[1] \"a*b.com\""), absl::string_view::npos)
+  EXPECT_NE(status.message().find("egressAllowlist[1]: \"a*b.com\""), absl::string_view::npos)
       << status.message();
   EXPECT_NE(status.message().find("whole label"), absl::string_view::npos);
 }
