@@ -177,6 +177,19 @@ TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
   EXPECT_GE(CountOf(r.out, "file-write-create"), 3) << r.out;
 }
 
+// RENAME_WHITEOUT leaves a character device (0:0) at the source's name; the sandbox makes no
+// device nodes, so it is refused (EPERM) and both names stay as they were.
+TEST_F(CreateGuardTest, RenameWhiteoutIsRefused) {
+  ProgramResult r =
+      Run("echo x > wsrc; python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True);"
+          " r = libc.renameat2(-100, b\"wsrc\", -100, b\"wdst\", 4);"
+          " print(\"whiteout=%d\" % (0 if r == 0 else ctypes.get_errno()))'");
+  const std::string out = JsonStdout(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "whiteout=1\n")) << out << r.err;  // EPERM
+  EXPECT_EQ(ReadFile(work_ + "/wsrc"), "x\n");
+  EXPECT_FALSE(Exists(work_ + "/wdst"));
+}
+
 // A repository the agent creates in a writable bind would be one the human's git later runs
 // the config and hooks of: `git init` / `git clone` there are refused; in /tmp they work.
 TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {

@@ -140,6 +140,9 @@ CreateDecision DecideRename(const CreateRequest& r, const CreateRules& rules) {
       ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
     return Kernel(CreateReason::kRenameFlags);
   }
+  // A whiteout is a character device (0:0) made at the source's name, by the supervisor if we
+  // performed it: the sandbox may not make device nodes (Landlock refuses MAKE_CHAR).
+  if (flags & RENAME_WHITEOUT) return Fail(CreateReason::kWhiteout, EPERM);
   if (!r.resolved) return Kernel(CreateReason::kUnresolved);
   // The names (re)filled: the destination; with RENAME_EXCHANGE the source's name too (it now
   // holds what was at the destination).
@@ -240,6 +243,8 @@ const char* CreateReasonName(CreateReason reason) {
       return "unnamed-directory";
     case CreateReason::kNoLinkSource:
       return "no-link-source";
+    case CreateReason::kWhiteout:
+      return "whiteout";
     case CreateReason::kAllowed:
       return "allowed";
   }

@@ -24,7 +24,8 @@
 //          when the name exists, else deny. Else perform.
 //   link   Unresolved destination or a free dir: kernel. Pattern or rule: EEXIST / deny as
 //          above. No object to link: kernel. Else perform.
-//   rename Flags the kernel rejects: kernel. Unresolved: kernel. Each name refilled outside
+//   rename Flags the kernel rejects: kernel. RENAME_WHITEOUT (a device node at the source's
+//          name): EPERM. Unresolved: kernel. Each name refilled outside
 //          the free dirs (the destination; with RENAME_EXCHANGE the source too): a pattern
 //          (even when the name exists: new content under it), then a trusted-name rule
 //          (counting what a directory or symlink moved there brings beneath it): deny.
@@ -112,6 +113,7 @@ enum class CreateReason {
   kOpenPath,          // O_PATH drops O_CREAT: nothing is created
   kSetIdMode,         // EPERM: S_ISUID or S_ISGID in open's or mknod's mode
   kRenameFlags,       // flags the kernel rejects with EINVAL
+  kWhiteout,          // EPERM: RENAME_WHITEOUT leaves a device node where the source was
   kUnresolved,        // a path the supervisor cannot resolve: the kernel answers
   kProcfs,            // open: a final magic link in /proc
   kFreeDir,           // every new name in a free dir

@@ -239,6 +239,8 @@ std::vector<Case> Cases() {
              Reason::kRenameFlags),
       Kernel("rename unknown flag", Rename(At("/work/a"), At("/work/b.pem"), 1u << 7),
              Reason::kRenameFlags),
+      Fail("rename whiteout", Rename(At("/work/a", kFile), At("/work/b"), RENAME_WHITEOUT),
+           Reason::kWhiteout, EPERM),
       Kernel("rename unresolved", Unresolved(Rename(At("/work/r.txt"), At("/work/r.pem"))),
              Reason::kUnresolved),
       Kernel("rename within free dirs", Rename(Free("/tmp/x.pem"), Free("/tmp/d.key/y.pem")),
@@ -337,11 +339,8 @@ TEST(DecideCreateTable, CoversEveryRouteWithEveryAction) {
       EXPECT_TRUE(seen.count({route, action}))
           << static_cast<int>(route) << " " << CreateActionName(action);
     }
-    // Refusals of existing matches (EEXIST) or set-id modes (EPERM): every route but rename,
-    // which refuses an existing match outright.
-    if (route != CreateRoute::kRename) {
-      EXPECT_TRUE(seen.count({route, Action::kFail})) << static_cast<int>(route);
-    }
+    // Refusals of existing matches (EEXIST), set-id modes or whiteouts (EPERM).
+    EXPECT_TRUE(seen.count({route, Action::kFail})) << static_cast<int>(route);
   }
 }
 
