@@ -149,6 +149,29 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3));
 }
 
+// Inside the sandbox, processes that leave the run's session and process group (setsid, a
+// double fork that ignores TERM and HUP) still end with the run: the sandbox's pid 1 is in the
+// group the launcher kills, and its pid namespace goes with it.
+TEST(SandboxctlRun, ProcessesThatLeaveTheGroupEndWithTheRun) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string escaped = "1234.5672", ignoring = "1234.5673";
+  // "started" only once both are seen running inside the sandbox, so the test cannot pass
+  // because they never ran.
+  const std::string script = "setsid -f sleep " + escaped + "; (trap '' TERM HUP; setsid sleep " +
+                             ignoring + " & ); for i in $(seq 100); do pgrep -f 'sleep " + escaped +
+                             "' >/dev/null && pgrep -f "
+                             "'sleep " +
+                             ignoring +
+                             "' >/dev/null && echo started && break; sleep 0.02; done; sleep 60";
+  ProgramResult r =
+      d->Sandboxctl({"run", "--timeout=2", "--", "sh", "-c", script}, d->MakeWorkdir());
+  EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "started")) << r.out << r.err;
+  EXPECT_TRUE(WaitNoProcessMatches("sleep " + escaped, 3)) << "a setsid'd process outlived the run";
+  EXPECT_TRUE(WaitNoProcessMatches("sleep " + ignoring, 3)) << "a process outlived the run";
+}
+
 TEST(SandboxctlRun, JsonPrintsOneEventPerLineInOrder) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
