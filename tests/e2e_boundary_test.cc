@@ -246,8 +246,12 @@ TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
   const std::string sock = work_ + "/daemon.sock";
   launcher::ProcessSpec server_spec;
   server_spec.executable = "/usr/bin/socat";
-  server_spec.argv = {"socat", absl::StrCat("UNIX-LISTEN:", sock, ",fork,mode=0777"),
-                      "EXEC:echo pong"};
+  // The reply comes from a file, one way (-U): with EXEC, socat's child could see the
+  // client's half-close and the reply's end race each other, and lose the reply.
+  const std::string reply = d_->MakeWorkdir() + "/reply";
+  WriteFile(reply, "pong\n");
+  server_spec.argv = {"socat", "-U", absl::StrCat("UNIX-LISTEN:", sock, ",fork,mode=0777"),
+                      absl::StrCat("OPEN:", reply, ",rdonly")};
   server_spec.envp = {"PATH=/usr/bin:/bin"};
   // Owned: its whole process group is killed when the test ends.
   absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> server =
