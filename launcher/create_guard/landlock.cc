@@ -22,7 +22,57 @@ constexpr uint64_t kMakeAccess = LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_
                                  LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
                                  LANDLOCK_ACCESS_FS_MAKE_SYM;
 
+// The ruleset attribute as of ABI 6 (the system header may predate its later fields).
+struct RulesetAttr {
+  uint64_t handled_access_fs = 0;
+  uint64_t handled_access_net = 0;  // ABI 4
+  uint64_t scoped = 0;              // ABI 6
+};
+constexpr uint64_t kScopeSignal = uint64_t{1} << 1;  // LANDLOCK_SCOPE_SIGNAL
+constexpr int kScopeAbi = 6;
+
+// Creates a ruleset handling `handled` file-system accesses and, when the kernel has it,
+// scoping signals to the domain.
+absl::StatusOr<UniqueFd> CreateRuleset(uint64_t handled, int abi) {
+  RulesetAttr attr;
+  attr.handled_access_fs = handled;
+  size_t size = sizeof(attr.handled_access_fs);
+  if (abi >= kScopeAbi) {
+    attr.scoped = kScopeSignal;
+    size = sizeof(attr);
+  }
+  UniqueFd ruleset(static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0)));
+  if (!ruleset.valid()) {
+    return absl::InternalError(absl::StrCat("Landlock: create_ruleset: ", strerror(errno)));
+  }
+  return ruleset;
+}
+
+absl::Status RestrictSelf(const UniqueFd& ruleset) {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return absl::InternalError(absl::StrCat("prctl(PR_SET_NO_NEW_PRIVS): ", strerror(errno)));
+  }
+  if (syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
+    return absl::InternalError(absl::StrCat("Landlock: restrict_self: ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+bool SignalScopeAvailable(int abi) { return abi >= kScopeAbi; }
+
+absl::Status ScopeSignals() {
+  absl::StatusOr<int> abi = LandlockAbi();
+  if (!abi.ok()) return abi.status();
+  if (!SignalScopeAvailable(*abi)) {
+    return absl::UnavailableError(
+        absl::StrCat("Landlock ABI ", *abi, " cannot scope signals (needs ABI 6, Linux 6.12+)"));
+  }
+  absl::StatusOr<UniqueFd> ruleset = CreateRuleset(0, *abi);
+  if (!ruleset.ok()) return ruleset.status();
+  return RestrictSelf(*ruleset);
+}
 
 absl::StatusOr<int> LandlockAbi() {
   const long abi =
@@ -46,12 +96,9 @@ absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
   // REFER (ABI 2) is always denied once a ruleset is in force; handling it is
   // what lets us grant it beneath `dirs`.
   const uint64_t handled = kMakeAccess | (*abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0);
-  landlock_ruleset_attr attr{};
-  attr.handled_access_fs = handled;
-  UniqueFd ruleset(static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0)));
-  if (!ruleset.valid()) {
-    return absl::InternalError(absl::StrCat("Landlock: create_ruleset: ", strerror(errno)));
-  }
+  absl::StatusOr<UniqueFd> created = CreateRuleset(handled, *abi);
+  if (!created.ok()) return created.status();
+  const UniqueFd& ruleset = *created;
   std::vector<std::pair<std::string, uint64_t>> rules;
   for (const std::string& dir : dirs) rules.emplace_back(dir, handled);
   for (const std::string& dir : socket_dirs) rules.emplace_back(dir, LANDLOCK_ACCESS_FS_MAKE_SOCK);
@@ -69,13 +116,7 @@ absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
           absl::StrCat("Landlock: add_rule for ", dir, ": ", strerror(errno)));
     }
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return absl::InternalError(absl::StrCat("prctl(PR_SET_NO_NEW_PRIVS): ", strerror(errno)));
-  }
-  if (syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
-    return absl::InternalError(absl::StrCat("Landlock: restrict_self: ", strerror(errno)));
-  }
-  return absl::OkStatus();
+  return RestrictSelf(ruleset);
 }
 
 }  // namespace ccsandbox::launcher

@@ -14,6 +14,8 @@
 namespace ccsandbox::launcher {
 namespace {
 
+constexpr absl::string_view kInit = "--init=";
+constexpr absl::string_view kPerExec = "per-exec";
 constexpr absl::string_view kBridge = "--bridge=";
 constexpr absl::string_view kCreateGuard = "--create-guard=";
 constexpr absl::string_view kFreeCreate = "--free-create=";
@@ -66,6 +68,10 @@ absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg, CreateGuardShimC
     return arg.substr(flag.size());
   };
   if (auto fd = value_of(kCreateGuard)) {
+    if (*fd == kPerExec) {
+      config.channel_fd = kPerExecGuardChannel;
+      return true;
+    }
     int n = -1;
     // stdin, stdout and stderr are never the channel.
     if (!absl::SimpleAtoi(*fd, &n) || n < 3) {
@@ -90,13 +96,18 @@ absl::StatusOr<bool> ParseCreateGuardArg(absl::string_view arg, CreateGuardShimC
 
 std::vector<std::string> RenderShimArgs(const ShimArgs& args) {
   std::vector<std::string> argv;
+  if (args.init_fd >= 0) argv.push_back(absl::StrCat(kInit, args.init_fd));
   for (const BridgeRoute& route : args.bridges) argv.push_back(RenderBridgeRoute(route));
   const CreateGuardShimConfig& guard = args.create_guard;
-  if (guard.channel_fd >= 0) argv.push_back(absl::StrCat(kCreateGuard, guard.channel_fd));
+  if (guard.channel_fd == kPerExecGuardChannel) {
+    argv.push_back(absl::StrCat(kCreateGuard, kPerExec));
+  } else if (guard.channel_fd >= 0) {
+    argv.push_back(absl::StrCat(kCreateGuard, guard.channel_fd));
+  }
   for (const std::string& dir : guard.free_dirs) argv.push_back(absl::StrCat(kFreeCreate, dir));
   for (const std::string& dir : guard.writable_dirs) argv.push_back(absl::StrCat(kWritable, dir));
   for (const std::string& dir : guard.socket_dirs) argv.push_back(absl::StrCat(kFreeSockets, dir));
-  argv.push_back("--");
+  if (args.init_fd < 0) argv.push_back("--");
   return argv;
 }
 
@@ -108,6 +119,14 @@ absl::StatusOr<ShimCommandLine> ParseShimArgs(absl::Span<const std::string> args
     if (arg == "--") {
       ++i;
       break;
+    }
+    if (absl::StartsWith(arg, kInit)) {
+      int n = -1;
+      if (!absl::SimpleAtoi(arg.substr(kInit.size()), &n) || n < 3) {
+        return absl::InvalidArgumentError(absl::StrCat("--init: bad fd '", arg, "'"));
+      }
+      line.args.init_fd = n;
+      continue;
     }
     if (absl::StartsWith(arg, kBridge)) {
       absl::StatusOr<BridgeRoute> route = ParseBridgeRoute(arg.substr(kBridge.size()));
@@ -122,9 +141,19 @@ absl::StatusOr<ShimCommandLine> ParseShimArgs(absl::Span<const std::string> args
         absl::StrCat("unknown argument '", arg,
                      "' (usage: sandbox_shim [--bridge=...] [--create-guard=FD ...] -- CMD)"));
   }
-  if (i >= args.size()) return absl::InvalidArgumentError("no command given");
   const CreateGuardShimConfig& guard = line.args.create_guard;
-  if (guard.channel_fd < 0 && (!guard.free_dirs.empty() || !guard.writable_dirs.empty())) {
+  const bool init = line.args.init_fd >= 0;
+  if (init && i > 0 && args[i - 1] == "--") {
+    return absl::InvalidArgumentError("--init takes no command: each Exec comes over its fd");
+  }
+  if (!init && i >= args.size()) return absl::InvalidArgumentError("no command given");
+  if (init && guard.channel_fd >= 0) {
+    return absl::InvalidArgumentError("--init needs --create-guard=per-exec, not a fixed fd");
+  }
+  if (!init && guard.channel_fd == kPerExecGuardChannel) {
+    return absl::InvalidArgumentError("--create-guard=per-exec needs --init");
+  }
+  if (guard.channel_fd == -1 && (!guard.free_dirs.empty() || !guard.writable_dirs.empty())) {
     return absl::InvalidArgumentError("--free-create and --writable need --create-guard");
   }
   line.command_start = i;

@@ -4,6 +4,10 @@
 //   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
 //                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]
 //                 [--free-sockets=DIR ...]] -- CMD [ARGS...]
+//   sandbox_shim --init=FD [--bridge=...] [--create-guard=per-exec [--free-create=DIR ...] ...]
+//
+// The second form is a warm sandbox's init: no command; each Exec comes over FD (init.h), its
+// create guard channel with it.
 //
 //   launcher:  ShimArgs args = ...;  argv += RenderShimArgs(args);  argv += command;
 //   shim:      absl::StatusOr<ShimCommandLine> line =
@@ -38,8 +42,12 @@ struct BridgeRoute {
 };
 
 // The create guard's part (launcher/create_guard/in_sandbox.h applies it).
+inline constexpr int kPerExecGuardChannel = -2;
+
 struct CreateGuardShimConfig {
-  int channel_fd = -1;                     // --create-guard=FD; -1 = no guard
+  // --create-guard=FD; -1 = no guard; kPerExecGuardChannel (--create-guard=per-exec, init
+  // mode only): each Exec brings its own channel.
+  int channel_fd = -1;
   std::vector<std::string> free_dirs;      // --free-create=DIR
   std::vector<std::string> writable_dirs;  // --writable=DIR
   std::vector<std::string> socket_dirs;    // --free-sockets=DIR: bind(AF_UNIX) beneath
@@ -48,14 +56,15 @@ struct CreateGuardShimConfig {
 
 // Everything the shim is told before the command.
 struct ShimArgs {
+  int init_fd = -1;  // --init=FD: run as a warm sandbox's init; -1 = run the command
   std::vector<BridgeRoute> bridges;
   CreateGuardShimConfig create_guard;
   bool operator==(const ShimArgs&) const = default;
 };
 
-// The shim's arguments, in order: one --bridge per route, then --create-guard (when
-// channel_fd >= 0), each --free-create, --writable and --free-sockets, and the "--" that
-// precedes the command.
+// The shim's arguments, in order: --init (when init_fd >= 0), one --bridge per route, then
+// --create-guard (when there is a guard), each --free-create, --writable and --free-sockets,
+// and, unless in init mode, the "--" that precedes the command.
 std::vector<std::string> RenderShimArgs(const ShimArgs& args);
 
 struct ShimCommandLine {
@@ -64,7 +73,8 @@ struct ShimCommandLine {
 };
 
 // Parses the shim's arguments (its argv without the program name): flags, "--", then a
-// command of at least one word.
+// command of at least one word; in init mode flags only (a command or a fixed guard channel is
+// refused there, as is --create-guard=per-exec outside it).
 absl::StatusOr<ShimCommandLine> ParseShimArgs(absl::Span<const std::string> args);
 
 }  // namespace ccsandbox::launcher

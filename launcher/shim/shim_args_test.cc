@@ -80,6 +80,25 @@ TEST(ShimArgs, ParsesFlagsInAnyOrder) {
   EXPECT_EQ(parsed->command_start, 6u);
 }
 
+// A warm sandbox's init: flags only, the guard's channel comes with each Exec.
+TEST(ShimArgs, InitModeRendersAndParsesBackWithoutACommand) {
+  const ShimArgs args = {
+      .init_fd = 5,
+      .bridges = {{"127.0.0.1", 3128, "/run/ccsandbox/http.sock"}},
+      .create_guard = {
+          .channel_fd = kPerExecGuardChannel, .free_dirs = {"/tmp"}, .writable_dirs = {"/w"}}};
+  const std::vector<std::string> argv = RenderShimArgs(args);
+  EXPECT_EQ(argv, (std::vector<std::string>{
+                      "--init=5", "--bridge=127.0.0.1:3128=/run/ccsandbox/http.sock",
+                      "--create-guard=per-exec", "--free-create=/tmp", "--writable=/w"}));
+  absl::StatusOr<ShimCommandLine> parsed = ParseShimArgs(argv);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->args, args);
+  absl::StatusOr<ShimCommandLine> bare = ParseShimArgs({"--init=3"});
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->args, ShimArgs{.init_fd = 3});
+}
+
 struct Malformed {
   std::vector<std::string> argv;
   std::string message;
@@ -125,6 +144,11 @@ TEST(ShimArgs, RefusesMalformedArguments) {
        "--writable=: '' is empty; an absolute path is required"},
       {{"--free-create=/tmp", "--", "cmd"}, "--free-create and --writable need --create-guard"},
       {{"--writable=/w", "--", "cmd"}, "--free-create and --writable need --create-guard"},
+      {{"--init=2"}, "--init: bad fd '--init=2'"},
+      {{"--init=4", "--", "cmd"}, "--init takes no command: each Exec comes over its fd"},
+      {{"--init=4", "--"}, "--init takes no command: each Exec comes over its fd"},
+      {{"--init=4", "--create-guard=6"}, "--init needs --create-guard=per-exec, not a fixed fd"},
+      {{"--create-guard=per-exec", "--", "cmd"}, "--create-guard=per-exec needs --init"},
       // The first bad argument is reported, even before a missing command.
       {{"--create-guard=x", "--bogus"}, "--create-guard: bad fd 'x'"},
   };

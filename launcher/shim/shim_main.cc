@@ -2,6 +2,7 @@
 //
 //   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
 //                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]] -- CMD [ARGS...]
+//   sandbox_shim --init=FD [--bridge=...] [--create-guard=per-exec ...]
 //
 // (shim_args.h owns the argument format.)
 //
@@ -14,6 +15,9 @@
 // denies before exec (create_guard/in_sandbox.h: Landlock, the create filter, the notify fd sent
 // to the launcher over FD). The shim itself stays outside both layers: it only bridges.
 // If the guard cannot be applied the command is not run (exit 126).
+//
+// With --init, the shim is a warm sandbox's init instead (init.h): the same bridges, and each
+// Exec comes over FD with its own guard channel.
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
@@ -28,6 +32,7 @@
 
 #include "asio.hpp"
 #include "launcher/create_guard/in_sandbox.h"
+#include "launcher/shim/init.h"
 #include "launcher/shim/net_bridge.h"
 #include "launcher/shim/shim_args.h"
 
@@ -47,13 +52,19 @@ int Main(int argc, char** argv) {
   const CreateGuardShimConfig& guard = line->args.create_guard;
   char** const command = argv + 1 + line->command_start;
   // Nothing but the guarded child may hold the channel, and the command never does.
-  if (guard.channel_fd >= 0 && fcntl(guard.channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
-    return Fail("--create-guard: fd " + std::to_string(guard.channel_fd) + " is not open");
+  for (int fd : {guard.channel_fd, line->args.init_fd}) {
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+      return Fail("fd " + std::to_string(fd) + " is not open");
+    }
   }
 
   asio::io_context io;
   absl::StatusOr<std::unique_ptr<NetBridge>> bridge = NetBridge::Create(io, routes);
   if (!bridge.ok()) return Fail(std::string(bridge.status().message()));
+  if (line->args.init_fd >= 0) {
+    (*bridge)->Start();
+    return RunInit(io, line->args.init_fd, guard);
+  }
   asio::signal_set child_exit(io, SIGCHLD);
 
   const pid_t child = fork();
