@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -39,95 +40,6 @@
 
 namespace ccsandbox::launcher {
 namespace {
-
-// Bytes of events a run may have queued for a broker that does not keep up; beyond it the
-// supervisor stops reading the command's output (back-pressure on the command).
-constexpr size_t kRunOutboxBytes = 512 * 1024;
-
-// The run's event stream. Events are queued in an EventOutbox and written by its own thread,
-// so neither the supervising thread nor the create guard's ever waits on the broker: Emit is
-// called from both; the run's last event (exit / killed) is queued only after the guard has
-// stopped, so no violation ever follows it. Finish (also run by the destructor) waits, at most
-// until the broker has taken nothing for the stall limit, for the queue to drain, and cancels
-// the call otherwise.
-class GrpcSink : public EventSink {
- public:
-  GrpcSink(grpc::ServerContext* context, grpc::ServerWriter<v1::SandboxEvent>* writer,
-           const v1::LaunchPlan& plan, absl::Duration stall_limit)
-      : context_(context),
-        plan_(plan),
-        stall_limit_(stall_limit),
-        room_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-        outbox_(
-            {kRunOutboxBytes},
-            [writer](const v1::SandboxEvent& event) { return writer->Write(event); },
-            [this] {
-              const uint64_t one = 1;
-              (void)!write(room_.get(), &one, sizeof(one));
-            }) {}
-  ~GrpcSink() override { Finish(); }
-
-  // Runs once, unlocked, right before the last event is queued.
-  void BeforeLastEvent(std::function<void()> hook) { before_last_ = std::move(hook); }
-
-  bool Emit(const v1::SandboxEvent& event) override { return Queue(event, /*wait=*/false); }
-  bool EmitWhenReady(const v1::SandboxEvent& event) override { return Queue(event, /*wait=*/true); }
-  bool Cancelled() override { return context_->IsCancelled() || outbox_.failed(); }
-  bool Ready() override {
-    uint64_t count;
-    (void)!read(room_.get(), &count, sizeof(count));  // cleared before asking: no lost wake-up
-    return outbox_.HasRoom();
-  }
-  int ready_fd() override { return room_.get(); }
-  // From now on nothing waits for room (EmitWhenReady returns at once).
-  void Release() { outbox_.Release(); }
-
-  // True once every event was written; false when the broker was gone, cancelled, or took
-  // nothing for the stall limit (the call is then cancelled, so no write stays blocked).
-  bool Finish() {
-    const EventOutbox::Drain drain =
-        outbox_.Finish(stall_limit_, [this] { return context_->IsCancelled(); });
-    if (drain == EventOutbox::kStalled && !stall_logged_) {
-      stall_logged_ = true;
-      spdlog::warn("run {}: the broker took no event for {}; its stream is cancelled",
-                   plan_.run_id(), absl::FormatDuration(stall_limit_));
-    }
-    if (drain == EventOutbox::kStalled || drain == EventOutbox::kCancelled) context_->TryCancel();
-    return drain == EventOutbox::kDrained;
-  }
-
- private:
-  bool Queue(const v1::SandboxEvent& event, bool wait) {
-    if ((event.has_exit() || event.has_killed()) && before_last_) {
-      std::function<void()> hook = std::move(before_last_);
-      before_last_ = nullptr;
-      outbox_.Release();  // a guard callback waiting for room must not hold up the join
-      hook();
-    }
-    v1::SandboxEvent labelled = event;
-    labelled.set_session_id(plan_.session_id());
-    labelled.set_backend(plan_.backend());
-    if (event.has_violation()) {
-      absl::MutexLock lock(&mu_);
-      if (event.violation().action() == kActionFileWriteCreate) {
-        dedup_.RecordCreateRefusal(event.violation().target());
-      } else if (dedup_.IsEcho(event.violation())) {
-        return true;  // the supervisor reported this refusal already, exactly
-      }
-    }
-    return wait ? outbox_.PushWhenRoom(std::move(labelled)) : outbox_.Push(std::move(labelled));
-  }
-
-  grpc::ServerContext* context_;
-  const v1::LaunchPlan& plan_;
-  const absl::Duration stall_limit_;
-  std::function<void()> before_last_;  // touched by the supervising thread only
-  bool stall_logged_ = false;
-  absl::Mutex mu_;
-  policy::ViolationDedup dedup_ ABSL_GUARDED_BY(mu_);
-  UniqueFd room_;
-  EventOutbox outbox_;  // last: destroyed (its writer joined) before what it calls
-};
 
 // The run's environment: the plan's, scrubbed, plus the egress wiring when the run has
 // egress (whose proxy sockets must be there).
@@ -209,7 +121,7 @@ std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, Gr
 
 // Supervises the started run to its end, then drains its events to the broker: CANCELLED
 // when the broker cancelled the run or did not take every event.
-grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<SandboxProcess>& process,
+grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<SupervisedProcess>& process,
                             RunControl& control, absl::Duration stall_limit, GrpcSink& sink) {
   SuperviseOptions options;
   options.stdin_data = plan.stdin();
@@ -279,7 +191,7 @@ grpc::Status LauncherService::Probe(grpc::ServerContext*, const v1::LauncherProb
 }
 
 absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPlan& plan,
-                                                              SpawnFds& fds) const {
+                                                              SpawnFds& fds, bool warm) const {
   absl::StatusOr<std::optional<Identity>> identity = IdentityFor(peer_uid_);
   if (!identity.ok()) return identity.status();
   absl::StatusOr<std::map<std::string, std::string>> env = RunEnvironment(plan);
@@ -288,7 +200,7 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
   spec.identity = *identity;
   for (const auto& [name, value] : *env) spec.envp.push_back(absl::StrCat(name, "=", value));
   absl::Status completed = plan.backend() == v1::SANDBOX_BACKEND_NATIVE
-                               ? WrapInBwrap(plan, *identity, spec, fds)
+                               ? WrapInBwrap(plan, *identity, spec, fds, warm)
                                : AddUnwrappedCommand(plan, *env, spec);
   if (!completed.ok()) return completed;
   return spec;
@@ -296,7 +208,7 @@ absl::StatusOr<ProcessSpec> LauncherService::BuildProcessSpec(const v1::LaunchPl
 
 absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
                                           const std::optional<Identity>& identity,
-                                          ProcessSpec& spec, SpawnFds& fds) const {
+                                          ProcessSpec& spec, SpawnFds& fds, bool warm) const {
   if (config_.bwrap_path.empty()) {
     return absl::FailedPreconditionError(
         "bwrap not found on PATH; install: apt-get install bubblewrap socat");
@@ -322,9 +234,18 @@ absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
   if (!staged.ok()) return staged.status();
   fds.stage = *std::move(staged);
   bwrap.sources = fds.stage->sources();
-  absl::StatusOr<std::optional<int>> shim_channel = OpenCreateGuardChannel(plan, spec, fds);
-  if (!shim_channel.ok()) return shim_channel.status();
-  absl::StatusOr<ShimArgs> shim = ShimArgsFor(plan, *shim_channel);
+  absl::StatusOr<ShimArgs> shim;
+  if (warm) {
+    absl::StatusOr<int> init_channel = OpenInitChannel(plan, spec, fds);
+    if (!init_channel.ok()) return init_channel.status();
+    shim = ShimArgsFor(plan, std::optional<int>(kPerExecGuardChannel));
+    if (shim.ok()) shim->init_fd = *init_channel;
+    bwrap.warm_init = true;
+  } else {
+    absl::StatusOr<std::optional<int>> shim_channel = OpenCreateGuardChannel(plan, spec, fds);
+    if (!shim_channel.ok()) return shim_channel.status();
+    shim = ShimArgsFor(plan, *shim_channel);
+  }
   if (!shim.ok()) return shim.status();
   bwrap.shim_args = RenderShimArgs(*shim);
   absl::StatusOr<std::vector<std::string>> argv =
@@ -363,13 +284,33 @@ absl::StatusOr<std::optional<int>> LauncherService::OpenCreateGuardChannel(
   return std::optional<int>(fds.guard_shim.get());
 }
 
-absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan,
-                                                      SpawnFds& fds) const {
+absl::StatusOr<int> LauncherService::OpenInitChannel(const v1::LaunchPlan& plan, ProcessSpec& spec,
+                                                     SpawnFds& fds) const {
+  // Never run a plan that needs the guard without it: refuse instead.
+  if (plan.has_create_guard() && !config_.create_guard_available) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("createGuard: this launcher cannot enforce filename-pattern denies at "
+                     "creation time: ",
+                     config_.create_guard_reason));
+  }
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("socketpair: ", strerror(errno)));
+  }
+  fds.init_launcher = UniqueFd(pair[0]);
+  fds.init_shim = UniqueFd(pair[1]);
+  spec.inherit_fds.push_back(fds.init_shim.get());
+  return fds.init_shim.get();
+}
+
+absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds,
+                                                      bool warm) const {
   policy::PlanLimits limits;
   if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
+  limits.sandbox_start = warm;
   const absl::Status valid = policy::ValidatePlan(plan, limits);
   absl::StatusOr<ProcessSpec> spec =
-      valid.ok() ? BuildProcessSpec(plan, fds) : absl::StatusOr<ProcessSpec>(valid);
+      valid.ok() ? BuildProcessSpec(plan, fds, warm) : absl::StatusOr<ProcessSpec>(valid);
   if (!spec.ok()) {
     spdlog::warn("run {} from uid {} refused: {}", plan.run_id(), peer_uid_,
                  std::string(spec.status().message()));
@@ -379,8 +320,9 @@ absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan
 
 grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::LaunchPlan* plan,
                                   grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  if (!plan->sandbox_id().empty()) return RunInSandbox(context, plan, writer);
   SpawnFds fds;
-  absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds);
+  absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds, /*warm=*/false);
   if (!spec.ok()) return ToGrpc(spec.status());
   absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
   if (!control.ok()) return ToGrpc(control.status());
@@ -401,34 +343,128 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   }
   fds.guard_shim.Reset();  // only the shim holds its end now
   fds.seccomp.Reset();
+  const pid_t pid = (*process)->pid();
+  return SuperviseStarted(*plan, *plan, *std::move(process), pid, std::move(fds.guard_launcher),
+                          **control, sink);
+}
+
+grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                                           grpc::ServerWriter<v1::SandboxEvent>* writer) {
+  if (absl::Status valid = policy::ValidatePlan(*plan, {}); !valid.ok()) {
+    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
+                 std::string(valid.message()));
+    return ToGrpc(valid);
+  }
+  absl::StatusOr<WarmSandboxes::Entry> sandbox = warm_.Find(plan->sandbox_id());
+  if (!sandbox.ok()) return ToGrpc(sandbox.status());
+  // The run's own environment, with the sandbox's egress wiring.
+  v1::LaunchPlan with_egress = *plan;
+  if (sandbox->plan.has_egress()) *with_egress.mutable_egress() = sandbox->plan.egress();
+  absl::StatusOr<std::map<std::string, std::string>> env = RunEnvironment(with_egress);
+  if (!env.ok()) return ToGrpc(env.status());
+  std::vector<std::string> envp;
+  for (const auto& [name, value] : *env) envp.push_back(absl::StrCat(name, "=", value));
+  UniqueFd guard_launcher, guard_shim;
+  if (sandbox->plan.has_create_guard()) {
+    absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
+    if (!channel.ok()) return ToGrpc(channel.status());
+    guard_launcher = std::move(channel->first);
+    guard_shim = std::move(channel->second);
+  }
+  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
+  if (!control.ok()) return ToGrpc(control.status());
+  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
+    return ToGrpc(added);
+  }
+  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
+
+  GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
+  v1::SandboxEvent starting;
+  starting.mutable_starting()->set_run_id(plan->run_id());
+  sink.Emit(starting);
+  absl::StatusOr<std::unique_ptr<WarmExec>> exec = sandbox->sandbox->StartExec(
+      {plan->argv().begin(), plan->argv().end()}, envp, plan->workdir(), std::move(guard_shim));
+  if (!exec.ok()) {
+    spdlog::error("run {}: {}", plan->run_id(), std::string(exec.status().message()));
+    return ToGrpc(exec.status());
+  }
+  const pid_t pid = (*exec)->pid().value_or(0);
+  return SuperviseStarted(*plan, sandbox->plan, *std::move(exec), pid, std::move(guard_launcher),
+                          **control, sink);
+}
+
+grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
+                                               const v1::LaunchPlan& sandbox,
+                                               std::unique_ptr<SupervisedProcess> process,
+                                               pid_t pid, UniqueFd guard_channel,
+                                               RunControl& control, GrpcSink& sink) {
   std::unique_ptr<CreateSupervisor> guard;
-  if (plan->has_create_guard()) {
+  if (sandbox.has_create_guard()) {
     absl::StatusOr<std::unique_ptr<CreateSupervisor>> started =
-        StartCreateGuard(*plan, std::move(fds.guard_launcher), sink);
+        StartCreateGuard(sandbox, run.run_id(), std::move(guard_channel), sink);
     if (!started.ok()) {
       // The shim waits for nobody: without our end it fails and the command never starts.
-      spdlog::error("run {}: create guard: {}", plan->run_id(),
+      spdlog::error("run {}: create guard: {}", run.run_id(),
                     std::string(started.status().message()));
-      (*process)->SignalGroup(SIGKILL);
-      (void)(*process)->Reap();
+      process->SignalGroup(SIGKILL);
       return ToGrpc(started.status());
     }
     guard = *std::move(started);
     // Joined before the last event: every callback has run, and it is known whether the
     // command ever started (a bwrap or shim failure is not the supervisor's death).
-    sink.BeforeLastEvent(JoinGuardHook(guard, sink, *plan));
+    sink.BeforeLastEvent(JoinGuardHook(guard, sink, run));
   }
   v1::SandboxEvent ready;
-  ready.mutable_ready()->set_pid((*process)->pid());
+  ready.mutable_ready()->set_pid(pid);
   sink.Emit(ready);
-  spdlog::info("run {} started: uid {}, backend {}, pid {}", plan->run_id(), peer_uid_,
-               plan->backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none",
-               (*process)->pid());
-  return SuperviseToEnd(*plan, *process, **control, config_.stream_stall_limit, sink);
+  spdlog::info("run {} started: uid {}, backend {}, pid {}{}", run.run_id(), peer_uid_,
+               run.backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none", pid,
+               run.sandbox_id().empty() ? "" : absl::StrCat(", in sandbox ", run.sandbox_id()));
+  return SuperviseToEnd(run, process, control, config_.stream_stall_limit, sink);
+}
+
+grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                                           grpc::ServerWriter<v1::SandboxLifecycle>* writer) {
+  SpawnFds fds;
+  absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds, /*warm=*/true);
+  if (!spec.ok()) return ToGrpc(spec.status());
+  absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(*spec);
+  if (!process.ok()) {
+    spdlog::error("sandbox {}: {}", plan->run_id(), std::string(process.status().message()));
+    return ToGrpc(process.status());
+  }
+  fds.init_shim.Reset();  // only the init holds its end now
+  fds.seccomp.Reset();
+  auto sandbox = std::make_shared<WarmSandbox>(plan->run_id(), *std::move(process),
+                                               std::move(fds.init_launcher));
+  if (absl::Status added = warm_.Add(plan->run_id(), {sandbox, *plan}); !added.ok()) {
+    return ToGrpc(added);
+  }
+  absl::Cleanup forget = [this, plan] { warm_.Remove(plan->run_id()); };
+  const std::string reason = sandbox->Serve([context] { return context->IsCancelled(); },
+                                            [&](pid_t pid) {
+                                              v1::SandboxLifecycle warm;
+                                              warm.mutable_warm()->set_pid(pid);
+                                              writer->Write(warm);
+                                              spdlog::info("sandbox {} warm: uid {}, pid {}",
+                                                           plan->run_id(), peer_uid_, pid);
+                                            });
+  spdlog::info("sandbox {} ended: {}", plan->run_id(), reason);
+  if (!sandbox->was_ready()) {
+    return ToGrpc(
+        absl::FailedPreconditionError(absl::StrCat("the sandbox did not start: ", reason)));
+  }
+  if (!context->IsCancelled()) {
+    v1::SandboxLifecycle ended;
+    ended.mutable_ended()->set_reason(reason);
+    writer->Write(ended);
+  }
+  return grpc::Status::OK;
 }
 
 absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGuard(
-    const v1::LaunchPlan& plan, UniqueFd channel, EventSink& sink) const {
+    const v1::LaunchPlan& plan, const std::string& run_id, UniqueFd channel,
+    EventSink& sink) const {
   CreateSupervisor::Options options;
   options.deny_patterns.assign(plan.create_guard().deny_patterns().begin(),
                                plan.create_guard().deny_patterns().end());
@@ -441,7 +477,6 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
                                  plan.create_guard().protected_paths().end());
   options.mounts = policy::GuardMountsOf(plan);
   options.free_dirs = policy::FreeCreateDirs(options.mounts);
-  const std::string run_id = plan.run_id();
   const std::set<std::string> patterns(options.deny_patterns.begin(), options.deny_patterns.end());
   return CreateSupervisor::Start(
       std::move(options), std::move(channel),

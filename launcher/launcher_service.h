@@ -13,9 +13,11 @@
 #include "absl/time/time.h"
 #include "launcher/bind_stage.h"
 #include "launcher/create_guard/supervisor.h"
+#include "launcher/grpc_sink.h"
 #include "launcher/run_registry.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
+#include "launcher/warm/warm_sandbox.h"
 #include "proto/launcher.grpc.pb.h"
 
 namespace ccsandbox::launcher {
@@ -59,6 +61,8 @@ class LauncherService final : public v1::SandboxLauncher::Service {
                    grpc::ServerWriter<v1::SandboxEvent>* writer) override;
   grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::SignalResponse* response) override;
+  grpc::Status StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                            grpc::ServerWriter<v1::SandboxLifecycle>* writer) override;
 
  private:
   // Descriptors a run's spawn needs, kept open until the process has started.
@@ -67,15 +71,31 @@ class LauncherService final : public v1::SandboxLauncher::Service {
     UniqueFd guard_shim;             // the shim's end of the create guard's notify channel
     UniqueFd guard_launcher;         // ours: handed to the CreateSupervisor
     std::optional<BindStage> stage;  // the checked, cloned bind sources
+    UniqueFd init_shim;              // a warm sandbox's init's end of its channel
+    UniqueFd init_launcher;          // ours: handed to the WarmSandbox
   };
-  // Validates the plan and builds its process; a refusal is logged.
-  absl::StatusOr<ProcessSpec> AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds) const;
+  // Validates the plan and builds its process; a refusal is logged. `warm`: the plan starts a
+  // warm sandbox (no command; the shim is its init).
+  absl::StatusOr<ProcessSpec> AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds, bool warm) const;
   // The run's process: bwrap around the command (native), or the command itself (none).
-  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds) const;
+  absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds,
+                                               bool warm) const;
   // Completes `spec` to run the command under bwrap: the seccomp baseline, the staged bind
-  // sources, the create guard's channel when the plan needs the guard, and bwrap's argv.
+  // sources, the create guard's channel when the plan needs the guard (or, warm, the init's
+  // channel), and bwrap's argv.
   absl::Status WrapInBwrap(const v1::LaunchPlan& plan, const std::optional<Identity>& identity,
-                           ProcessSpec& spec, SpawnFds& fds) const;
+                           ProcessSpec& spec, SpawnFds& fds, bool warm) const;
+  // The shim's end of the channel of a warm sandbox's init; ours kept in `fds`.
+  absl::StatusOr<int> OpenInitChannel(const v1::LaunchPlan& plan, ProcessSpec& spec,
+                                      SpawnFds& fds) const;
+  // A Run whose plan names a warm sandbox: the command runs in it.
+  grpc::Status RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                            grpc::ServerWriter<v1::SandboxEvent>* writer);
+  // What every started run does next: its create guard (options from `sandbox`, the plan that
+  // made its sandbox), ready, supervision to the end.
+  grpc::Status SuperviseStarted(const v1::LaunchPlan& run, const v1::LaunchPlan& sandbox,
+                                std::unique_ptr<SupervisedProcess> process, pid_t pid,
+                                UniqueFd guard_channel, RunControl& control, GrpcSink& sink);
   // When the plan needs the create guard: its channel, the shim's end inherited by the run
   // and returned, ours kept in `fds`. nullopt when the plan needs no guard.
   absl::StatusOr<std::optional<int>> OpenCreateGuardChannel(const v1::LaunchPlan& plan,
@@ -84,12 +104,14 @@ class LauncherService final : public v1::SandboxLauncher::Service {
   // Starts the run's CreateSupervisor on our end of the channel; its violations and its
   // failure go to `sink`.
   absl::StatusOr<std::unique_ptr<CreateSupervisor>> StartCreateGuard(const v1::LaunchPlan& plan,
+                                                                     const std::string& run_id,
                                                                      UniqueFd channel,
                                                                      EventSink& sink) const;
 
   const LauncherConfig& config_;
   RunRegistry& registry_;
   const uid_t peer_uid_;
+  WarmSandboxes warm_;  // this caller's
 };
 
 }  // namespace ccsandbox::launcher

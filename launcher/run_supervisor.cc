@@ -27,7 +27,7 @@ namespace {
 // One run's supervision: the state the poll loop carries from one wake-up to the next.
 class Supervision {
  public:
-  Supervision(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
+  Supervision(SupervisedProcess& process, RunControl& control, const SuperviseOptions& options,
               EventSink& sink)
       : process_(process),
         control_(control),
@@ -74,7 +74,7 @@ class Supervision {
       add(sink_.ready_fd(), POLLIN);
     }
     add(process_.stdin_fd(), POLLOUT);
-    if (!exited_) add(process_.pidfd(), POLLIN);
+    if (!exited_) add(process_.exit_fd(), POLLIN);
     add(control_.wake_fd(), POLLIN);
     return n;
   }
@@ -115,7 +115,7 @@ class Supervision {
       ReadOutput(fd, fd == process_.stdout_fd());
     } else if (fd == process_.stdin_fd()) {
       FeedStdin(fd);
-    } else if (fd == process_.pidfd() && !exited_) {
+    } else if (fd == process_.exit_fd() && !exited_) {
       OnExit();
     }
   }
@@ -158,7 +158,12 @@ class Supervision {
     // Leftovers of the command's process group do not outlive it; the leader is not reaped
     // yet, so the group id cannot have been recycled.
     process_.SignalGroup(SIGKILL);
-    wait_status_ = process_.Reap().value_or(0);
+    absl::StatusOr<int> reaped = process_.Reap();
+    if (reaped.ok()) {
+      wait_status_ = *reaped;
+    } else {
+      lost_ = std::string(reaped.status().message());
+    }
     exited_ = true;
     process_.CloseStdin();
     drain_deadline_ = Clock::now() + options_.drain_limit;
@@ -189,6 +194,7 @@ class Supervision {
   RunOutcome Finish() {
     if (cancelled_) return RunOutcome::kCancelled;
     v1::SandboxEvent last;
+    if (!kill_.has_value() && !lost_.empty()) kill_ = RunControl::SignalRequest{SIGKILL, lost_};
     if (kill_.has_value()) {
       last.mutable_killed()->set_reason(kill_->reason);
       last.mutable_killed()->set_signal(kill_->signal);
@@ -221,7 +227,7 @@ class Supervision {
     }
   }
 
-  SandboxProcess& process_;
+  SupervisedProcess& process_;
   RunControl& control_;
   const SuperviseOptions& options_;
   EventSink& sink_;
@@ -235,14 +241,15 @@ class Supervision {
   bool cancelled_ = false;
   bool exited_ = false;
   int wait_status_ = 0;
+  std::string lost_;  // why the command's end is unknown (its sandbox died)
   std::string buffer_;
   policy::ViolationScanner scanner_;
 };
 
 }  // namespace
 
-RunOutcome Supervise(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
-                     EventSink& sink) {
+RunOutcome Supervise(SupervisedProcess& process, RunControl& control,
+                     const SuperviseOptions& options, EventSink& sink) {
   return Supervision(process, control, options, sink).Run();
 }
 

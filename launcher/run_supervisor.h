@@ -1,5 +1,5 @@
-// Drives one started SandboxProcess to its end: feeds stdin, streams stdout/stderr as they
-// arrive, enforces the timeout, honours Signal requests and cancellation, and reports how
+// Drives one started command (a SupervisedProcess) to its end: feeds stdin, streams stdout/stderr
+// as they arrive, enforces the timeout, honours Signal requests and cancellation, and reports how
 // the run ended. Independent of gRPC: events go to an EventSink.
 //
 // Enforcement never waits on the receiver: Emit only queues, and a receiver that does not
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "launcher/run_control.h"
-#include "launcher/sandbox_process.h"
+#include "launcher/supervised_process.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::launcher {
@@ -56,8 +56,8 @@ enum class RunOutcome { kExited, kKilled, kCancelled };
 // Emits stdout / stderr (and violation) events, then exactly one exit or killed event
 // unless the receiver cancelled. Returns when the process is reaped and its process group
 // signalled.
-RunOutcome Supervise(SandboxProcess& process, RunControl& control, const SuperviseOptions& options,
-                     EventSink& sink);
+RunOutcome Supervise(SupervisedProcess& process, RunControl& control,
+                     const SuperviseOptions& options, EventSink& sink);
 
 }  // namespace ccsandbox::launcher
 

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
+#include "launcher/sandbox_process.h"
 
 namespace ccsandbox::launcher {
 namespace {

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/unique_fd.h"
+#include "launcher/supervised_process.h"
 
 namespace ccsandbox::launcher {
 
@@ -47,7 +48,7 @@ struct ProcessSpec {
   std::vector<StagedMount> staged;
 };
 
-class SandboxProcess {
+class SandboxProcess : public SupervisedProcess {
  public:
   // Forks, moves the child into a new session and process group, attaches the staged
   // mounts in a private mount namespace, switches identity,
@@ -55,26 +56,27 @@ class SandboxProcess {
   // come back as a Status (FAILED_PRECONDITION naming the step), with the child reaped.
   static absl::StatusOr<std::unique_ptr<SandboxProcess>> Spawn(const ProcessSpec& spec);
 
-  ~SandboxProcess();
+  ~SandboxProcess() override;
   SandboxProcess(const SandboxProcess&) = delete;
   SandboxProcess& operator=(const SandboxProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int stdin_fd() const { return stdin_.get(); }
-  int stdout_fd() const { return stdout_.get(); }
-  int stderr_fd() const { return stderr_.get(); }
+  int stdin_fd() const override { return stdin_.get(); }
+  int stdout_fd() const override { return stdout_.get(); }
+  int stderr_fd() const override { return stderr_.get(); }
   int pidfd() const { return pidfd_.get(); }  // readable once the child has exited
-  void CloseStdin() { stdin_.Reset(); }
-  void CloseStdout() { stdout_.Reset(); }
-  void CloseStderr() { stderr_.Reset(); }
+  int exit_fd() const override { return pidfd_.get(); }
+  void CloseStdin() override { stdin_.Reset(); }
+  void CloseStdout() override { stdout_.Reset(); }
+  void CloseStderr() override { stderr_.Reset(); }
 
   // Signals the child's whole process group. A no-op once reaped, so a recycled pid is
   // never signalled.
-  void SignalGroup(int sig);
+  void SignalGroup(int sig) override;
 
   // Waits for the child and returns its wait status. Call after pidfd() is readable to
   // avoid blocking; kill the group first if leftovers must not outlive it.
-  absl::StatusOr<int> Reap();
+  absl::StatusOr<int> Reap() override;
 
  private:
   SandboxProcess() = default;

@@ -35,7 +35,10 @@ void CloseAllBut(std::vector<int> keep) {
 class Init {
  public:
   Init(asio::io_context& io, int channel_fd, const CreateGuardShimConfig& guard)
-      : io_(io), channel_fd_(channel_fd), guard_(guard), channel_(io, dup(channel_fd)),
+      : io_(io),
+        channel_fd_(channel_fd),
+        guard_(guard),
+        channel_(io, dup(channel_fd)),
         children_(io, SIGCHLD) {}
 
   int Run() {
@@ -124,8 +127,8 @@ class Init {
     if (pid == 0) {
       // The reaper keeps the Exec's descriptors and its control pipe: not the launcher's
       // channel, not the bridge's sockets, not another Exec's pipes.
-      CloseAllBut({request.stdin_fd, request.stdout_fd, request.stderr_fd,
-                   request.guard.channel_fd, request.control_fd});
+      CloseAllBut({request.stdin_fd, request.stdout_fd, request.stderr_fd, request.guard.channel_fd,
+                   request.control_fd});
       _exit(RunReaper(request));
     }
     if (pid < 0) {

@@ -83,8 +83,7 @@ TEST(InitProtocolTest, TheLaunchersSideRefusesDescriptorsFromTheSandbox) {
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-  ASSERT_TRUE(
-      SendInitMessage(pair.a.get(), {.kind = InitKind::kReady}, {write_end.get()}).ok());
+  ASSERT_TRUE(SendInitMessage(pair.a.get(), {.kind = InitKind::kReady}, {write_end.get()}).ok());
   InitFrameReader reader(/*accept_fds=*/false);
   EXPECT_FALSE(reader.ReadAvailable(pair.b.get()).ok());
   auto frame = reader.Next();

@@ -157,7 +157,8 @@ int RunReaper(const ReaperRequest& request) {
     return 126;
   }
   // The command's ends are the command's: this side keeps none of them.
-  for (int fd : {request.stdin_fd, request.stdout_fd, request.stderr_fd, request.guard.channel_fd}) {
+  for (int fd :
+       {request.stdin_fd, request.stdout_fd, request.stderr_fd, request.guard.channel_fd}) {
     if (fd >= 0) close(fd);
   }
   std::optional<int> code;

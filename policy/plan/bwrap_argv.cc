@@ -109,7 +109,9 @@ struct Rendering {
     }
     return false;
   }
-  bool NeedsShim() const { return plan.has_egress() || plan.has_create_guard(); }
+  bool NeedsShim() const {
+    return config.warm_init || plan.has_egress() || plan.has_create_guard();
+  }
 
   const v1::LaunchPlan& plan;
   const BwrapConfig& config;

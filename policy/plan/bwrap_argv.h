@@ -61,6 +61,8 @@ struct BwrapConfig {
   // The command runs as uid/gid 0 of its user namespace (a root caller, whose host uid is the
   // launcher's unprivileged sandbox uid); otherwise it keeps the caller's uid inside.
   bool inside_root = false;
+  // A warm sandbox: the shim runs as its init (the shim arguments hold --init and no command).
+  bool warm_init = false;
 };
 
 // The launcher's default system base: /usr, /bin, /sbin, /lib*, /etc.

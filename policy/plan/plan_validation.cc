@@ -14,8 +14,27 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
   if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE && plan.backend() != v1::SANDBOX_BACKEND_NONE) {
     return absl::InvalidArgumentError("backend: the launcher runs native or none plans only");
   }
-  if (plan.argv().empty() || plan.argv(0).empty()) {
+  if (limits.sandbox_start) {
+    if (!plan.argv().empty()) {
+      return absl::InvalidArgumentError("argv: a sandbox start has no command");
+    }
+    if (!plan.sandbox_id().empty() || plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("backend: only a native plan starts a warm sandbox");
+    }
+  } else if (plan.argv().empty() || plan.argv(0).empty()) {
     return absl::InvalidArgumentError("argv: the command is empty");
+  }
+  if (!plan.sandbox_id().empty()) {
+    if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+      return absl::InvalidArgumentError("sandboxId: only native runs have a warm sandbox");
+    }
+    if (plan.mounts_size() > 0 || plan.deny_read_paths_size() > 0 ||
+        plan.deny_write_paths_size() > 0 || plan.has_egress() || plan.has_create_guard() ||
+        plan.forbidden_dirs_size() > 0) {
+      return absl::InvalidArgumentError(
+          "sandboxId: a run in a warm sandbox takes the sandbox's mounts, deny sets, egress and "
+          "create guard; it may not bring its own");
+    }
   }
   for (int i = 0; i < plan.mounts_size(); ++i) {
     const v1::PlanMount& mount = plan.mounts(i);

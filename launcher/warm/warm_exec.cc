@@ -1,0 +1,71 @@
+#include "launcher/warm/warm_exec.h"
+
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace ccsandbox::launcher {
+
+WarmExecState::WarmExecState() : ended_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+void WarmExecState::Started(pid_t pid) {
+  absl::MutexLock lock(&mu_);
+  if (!pid_.has_value()) pid_ = pid;
+}
+
+void WarmExecState::Ended(absl::StatusOr<int> result) {
+  absl::MutexLock lock(&mu_);
+  if (result_.has_value()) return;
+  result_ = std::move(result);
+  const uint64_t one = 1;
+  (void)!write(ended_.get(), &one, sizeof(one));
+}
+
+absl::StatusOr<pid_t> WarmExecState::AwaitStart(absl::Duration limit) {
+  absl::MutexLock lock(&mu_);
+  auto known = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pid_.has_value() || result_.has_value();
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&known), limit);
+  if (pid_.has_value()) return *pid_;
+  if (result_.has_value() && !result_->ok()) return result_->status();
+  if (result_.has_value()) return absl::InternalError("the Exec ended before it started");
+  return absl::DeadlineExceededError("the sandbox's init did not start the Exec in time");
+}
+
+std::optional<pid_t> WarmExecState::pid() {
+  absl::MutexLock lock(&mu_);
+  return pid_;
+}
+
+std::optional<absl::StatusOr<int>> WarmExecState::result() {
+  absl::MutexLock lock(&mu_);
+  return result_;
+}
+
+WarmExec::WarmExec(std::shared_ptr<WarmExecState> state, UniqueFd stdin_w, UniqueFd stdout_r,
+                   UniqueFd stderr_r, std::function<void(int)> signal)
+    : state_(std::move(state)),
+      stdin_(std::move(stdin_w)),
+      stdout_(std::move(stdout_r)),
+      stderr_(std::move(stderr_r)),
+      signal_(std::move(signal)) {}
+
+WarmExec::~WarmExec() {
+  // Never left running: an Exec dropped before its end is killed.
+  if (!state_->result().has_value()) signal_(SIGKILL);
+}
+
+void WarmExec::SignalGroup(int sig) {
+  if (!state_->result().has_value()) signal_(sig);
+}
+
+absl::StatusOr<int> WarmExec::Reap() {
+  std::optional<absl::StatusOr<int>> result = state_->result();
+  if (!result.has_value()) return absl::FailedPreconditionError("the Exec has not ended");
+  return *result;
+}
+
+}  // namespace ccsandbox::launcher

@@ -1,0 +1,250 @@
+#include "launcher/warm/warm_sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::launcher {
+namespace {
+
+constexpr int kCancelPollMs = 200;
+constexpr size_t kStderrTail = 2048;
+
+absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("pipe: ", strerror(errno)));
+  }
+  return std::pair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+}  // namespace
+
+WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process,
+                         UniqueFd channel)
+    : id_(std::move(id)), process_(std::move(process)), channel_(std::move(channel)) {}
+
+WarmSandbox::~WarmSandbox() { Die("the sandbox was stopped"); }
+
+bool WarmSandbox::was_ready() const {
+  absl::MutexLock lock(&mu_);
+  return ready_;
+}
+
+std::string WarmSandbox::DrainOutput(int fd, bool is_stderr) {
+  char buf[4096];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  if (n <= 0) return "closed";
+  const std::string text(buf, static_cast<size_t>(n));
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    spdlog::warn("sandbox {}: {}", id_, std::string(line));
+  }
+  if (is_stderr) {
+    stderr_tail_.append(text);
+    if (stderr_tail_.size() > kStderrTail) {
+      stderr_tail_.erase(0, stderr_tail_.size() - kStderrTail);
+    }
+  }
+  return "";
+}
+
+std::string WarmSandbox::Serve(const std::function<bool()>& cancelled,
+                               const std::function<void(pid_t)>& on_ready,
+                               absl::Duration ready_limit) {
+  const absl::Time ready_deadline = absl::Now() + ready_limit;
+  std::string reason;
+  bool channel_open = true;
+  bool exited = false;
+  while (reason.empty()) {
+    pollfd fds[4] = {{channel_open ? channel_.get() : -1, POLLIN, 0},
+                     {process_->exit_fd(), POLLIN, 0},
+                     {process_->stdout_fd(), POLLIN, 0},
+                     {process_->stderr_fd(), POLLIN, 0}};
+    if (poll(fds, 4, kCancelPollMs) < 0 && errno != EINTR) {
+      reason = absl::StrCat("poll: ", strerror(errno));
+    } else if (cancelled()) {
+      reason = "stopped by the broker";
+    } else if (!was_ready() && absl::Now() > ready_deadline) {
+      reason = absl::StrCat("its init was not ready within ", absl::FormatDuration(ready_limit));
+    }
+    if (!reason.empty()) break;
+    for (int i : {2, 3}) {
+      if (fds[i].fd >= 0 && fds[i].revents != 0 && !DrainOutput(fds[i].fd, i == 3).empty()) {
+        i == 2 ? process_->CloseStdout() : process_->CloseStderr();
+      }
+    }
+    if (fds[0].revents != 0) {
+      absl::Status read = ReadFrames(on_ready);
+      if (absl::IsUnavailable(read)) {
+        channel_open = false;  // the init exited: its exit status follows
+      } else if (!read.ok()) {
+        reason = absl::StrCat("its init sent what it may not (", read.message(), ")");
+      }
+    }
+    if (reason.empty() && fds[1].revents != 0) {
+      reason = Reaped();
+      exited = true;
+    }
+  }
+  if (!exited) {
+    process_->SignalGroup(SIGKILL);
+    (void)process_->Reap();
+  }
+  Die(reason);
+  return reason;
+}
+
+absl::Status WarmSandbox::ReadFrames(const std::function<void(pid_t)>& on_ready) {
+  absl::Status read = reader_.ReadAvailable(channel_.get());
+  if (!read.ok()) return read;
+  while (std::optional<absl::StatusOr<InitFrame>> frame = reader_.Next()) {
+    if (!frame->ok()) return frame->status();
+    if ((*frame)->message.kind != InitKind::kReady) {
+      OnFrame((*frame)->message);
+      continue;
+    }
+    bool first = false;
+    {
+      absl::MutexLock lock(&mu_);
+      first = !ready_;
+      ready_ = true;
+    }
+    if (first) on_ready(process_->pid());
+  }
+  return absl::OkStatus();
+}
+
+std::string WarmSandbox::Reaped() {
+  process_->SignalGroup(SIGKILL);
+  absl::StatusOr<int> status = process_->Reap();
+  // What bwrap and the init said last is the best account of why.
+  if (process_->stderr_fd() >= 0) {
+    fcntl(process_->stderr_fd(), F_SETFL, O_NONBLOCK);
+    while (DrainOutput(process_->stderr_fd(), true).empty()) {
+    }
+  }
+  const int code = !status.ok()               ? -1
+                   : WIFEXITED(*status)       ? WEXITSTATUS(*status)
+                   : WIFSIGNALED(*status)     ? 128 + WTERMSIG(*status)
+                                              : -1;
+  std::string reason = absl::StrCat("the sandbox exited (code ", code, ")");
+  const std::string said(absl::StripAsciiWhitespace(stderr_tail_));
+  if (!said.empty()) absl::StrAppend(&reason, ": ", said);
+  return reason;
+}
+
+void WarmSandbox::OnFrame(const InitMessage& message) {
+  std::shared_ptr<WarmExecState> state;
+  {
+    absl::MutexLock lock(&mu_);
+    auto found = execs_.find(message.exec_id);
+    if (found == execs_.end()) return;  // ended and forgotten, or never ours
+    state = found->second;
+    if (message.kind == InitKind::kEnded) execs_.erase(found);
+  }
+  if (message.kind == InitKind::kStarted) {
+    state->Started(message.value);
+  } else if (message.kind == InitKind::kEnded) {
+    // The reaper's code: the command's exit code, or 128 + the signal that ended it.
+    state->Ended((message.value & 0xff) << 8);
+  }
+}
+
+void WarmSandbox::Die(const std::string& reason) {
+  std::map<uint64_t, std::shared_ptr<WarmExecState>> execs;
+  {
+    absl::MutexLock lock(&mu_);
+    if (dead_.empty()) dead_ = reason.empty() ? "ended" : reason;
+    execs.swap(execs_);
+  }
+  for (auto& [id, state] : execs) {
+    state->Ended(absl::UnavailableError(absl::StrCat("the session's sandbox ended: ", reason)));
+  }
+}
+
+void WarmSandbox::Signal(uint64_t exec_id, int sig) {
+  InitMessage message{.kind = InitKind::kSignal, .exec_id = exec_id, .value = sig};
+  absl::MutexLock lock(&send_mu_);
+  (void)SendInitMessage(channel_.get(), message);
+}
+
+absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
+    const std::vector<std::string>& argv, const std::vector<std::string>& env,
+    const std::string& workdir, UniqueFd guard_channel) {
+  absl::StatusOr<std::pair<UniqueFd, UniqueFd>> in = Pipe(), out = Pipe(), err = Pipe();
+  for (auto* pipe : {&in, &out, &err}) {
+    if (!pipe->ok()) return pipe->status();
+  }
+  auto state = std::make_shared<WarmExecState>();
+  uint64_t exec_id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!dead_.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the session's sandbox has ended: ", dead_));
+    }
+    exec_id = next_exec_++;
+    execs_[exec_id] = state;
+  }
+  InitMessage message{.kind = InitKind::kExec, .exec_id = exec_id};
+  message.argv = argv;
+  message.env = env;
+  message.workdir = workdir;
+  std::vector<int> fds = {in->first.get(), out->second.get(), err->second.get()};
+  if (guard_channel.valid()) fds.push_back(guard_channel.get());
+  absl::Status sent;
+  {
+    absl::MutexLock lock(&send_mu_);
+    sent = SendInitMessage(channel_.get(), message, fds);
+  }
+  if (!sent.ok()) {
+    absl::MutexLock lock(&mu_);
+    execs_.erase(exec_id);
+    return absl::FailedPreconditionError(
+        absl::StrCat("the session's sandbox is not reachable: ", sent.message()));
+  }
+  // Ours from here on, whether or not it starts: dropping it kills it.
+  auto exec = std::make_unique<WarmExec>(state, std::move(in->second), std::move(out->first),
+                                         std::move(err->first),
+                                         [this, exec_id](int sig) { Signal(exec_id, sig); });
+  absl::StatusOr<pid_t> started = state->AwaitStart(absl::Seconds(10));
+  if (!started.ok() && !state->result().has_value()) return started.status();
+  return exec;
+}
+
+absl::Status WarmSandboxes::Add(const std::string& id, Entry entry) {
+  absl::MutexLock lock(&mu_);
+  if (!entries_.emplace(id, std::move(entry)).second) {
+    return absl::AlreadyExistsError(absl::StrCat("runId: sandbox '", id, "' already runs"));
+  }
+  return absl::OkStatus();
+}
+
+void WarmSandboxes::Remove(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  entries_.erase(id);
+}
+
+absl::StatusOr<WarmSandboxes::Entry> WarmSandboxes::Find(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto found = entries_.find(id);
+  if (found == entries_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sandboxId: no warm sandbox '", id,
+                     "' runs in this launcher (it ended, or the launcher restarted)"));
+  }
+  return found->second;
+}
+
+}  // namespace ccsandbox::launcher
