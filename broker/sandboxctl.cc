@@ -18,17 +18,14 @@
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -42,6 +39,7 @@
 #include "broker/cli_launch.h"
 #include "broker/cli_policy.h"
 #include "broker/cli_session.h"
+#include "broker/cli_signals.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/input_limits.h"
@@ -153,20 +151,10 @@ absl::StatusOr<v1::ExecRequest> BuildExecRequest(const std::vector<std::string>&
 
 // Runs `exec`, printing its events, and returns the exit code sandboxctl should end with.
 int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool json) {
-  // Ctrl-C / SIGTERM: cancel the run (the broker kills its sandbox). A one-shot session ends
-  // with it; a session from `session start` stays.
+  // Ctrl-C / SIGTERM / SIGHUP: cancel the run (the broker kills its sandbox). A one-shot session
+  // ends with it; a session from `session start` stays.
   grpc::ClientContext exec_ctx;
-  std::atomic<int> stop_signal{0};
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, sig);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::thread([&stop_signal, &exec_ctx, stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    stop_signal = sig;
-    exec_ctx.TryCancel();
-  }).detach();
+  CancelOnStopSignal stop_signal([&exec_ctx] { exec_ctx.TryCancel(); });
 
   std::optional<int> code;
   grpc::Status status;
@@ -191,7 +179,7 @@ int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool j
   // No Destroy: a one-shot session was destroyed by the broker when the Exec ended
   // (destroy_session_after), and any other session is the user's to stop.
 
-  if (stop_signal != 0) return 128 + stop_signal;
+  if (stop_signal.signal() != 0) return 128 + stop_signal.signal();
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
     return Fail(NoSessionMessage(exec.session_id()));
   }
@@ -240,6 +228,7 @@ int RunInSession(v1::SandboxBroker::Stub& stub, const std::string& session_id,
 }
 
 int Main(int argc, char** argv) {
+  BlockCliStopSignals();
   absl::SetProgramUsageMessage(
       "sandboxctl --broker=unix:PATH probe [--json]\n"
       "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "

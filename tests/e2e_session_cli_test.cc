@@ -1,13 +1,21 @@
 // `sandboxctl session` and `run --session` against the real broker and launcher: a session kept
 // across commands, listed, shown and stopped; runs in it that neither launch nor destroy; usage
 // errors and unknown sessions refused with exit code 125 and a clear message.
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "launcher/sandbox_process.h"
 #include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
+
+extern char** environ;
 
 namespace ccsandbox::testing {
 namespace {
@@ -38,6 +46,28 @@ class SessionCliTest : public ::testing::Test {
     std::vector<std::string> args = {"run", "--session=" + id, "--"};
     args.insert(args.end(), command.begin(), command.end());
     return Ctl(args);
+  }
+
+  // sandboxctl `args` started in the work tree, not waited for.
+  std::unique_ptr<launcher::SandboxProcess> Spawn(const std::vector<std::string>& args) {
+    launcher::ProcessSpec spec;
+    spec.executable = Runfile("broker/sandboxctl");
+    spec.argv = {spec.executable, "--broker=" + d_->broker_address()};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    for (char** e = environ; *e != nullptr; ++e) spec.envp.push_back(*e);
+    spec.cwd = work_;
+    absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> client =
+        launcher::SandboxProcess::Spawn(spec);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // Ctrl-C at the terminal: SIGINT to sandboxctl's process group. Its wait status.
+  static int Interrupt(launcher::SandboxProcess& client) {
+    client.SignalGroup(SIGINT);
+    absl::StatusOr<int> status = client.Reap();
+    EXPECT_TRUE(status.ok()) << status.status();
+    return status.value_or(-1);
   }
 
   std::unique_ptr<Daemons> d_;
@@ -149,6 +179,45 @@ TEST_F(SessionCliTest, StartSaysWhenTheSessionIsWeakened) {
   ProgramResult env = RunIn(id, {"sh", "-c", "touch .env && echo made"});
   EXPECT_EQ(env.out, "made\n") << env.err;
   EXPECT_EQ(Ctl({"session", "stop", id}).exit_code, 0);
+}
+
+TEST_F(SessionCliTest, CtrlCCancelsTheRunAndTheSessionStays) {
+  const std::string id = Start();
+  // The sandboxed process's command line; sandboxctl's own spells it differently.
+  const std::string marker = "sleep 4242.18";
+  std::unique_ptr<launcher::SandboxProcess> client =
+      Spawn({"run", "--session=" + id, "--", "sh", "-c", "exec sleep 4242.$((18))"});
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30)) << d_->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(Ctl({"session", "show", id}).out, "state: active"));
+  const int status = Interrupt(*client);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) << status;
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 10));
+
+  // Only the run ended: the session is still there and takes the next one.
+  EXPECT_FALSE(absl::StrContains(d_->BrokerLog(), "destroyed")) << d_->BrokerLog();
+  ProgramResult next = RunIn(id, {"echo", "still here"});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(next.out, "still here\n");
+  EXPECT_TRUE(absl::StrContains(Ctl({"session", "show", id}).out, "state: warm"));
+  EXPECT_EQ(Ctl({"session", "stop", id}).exit_code, 0);
+}
+
+// The one-shot run shares the signal handling: Ctrl-C ends it with 128+SIGINT, and its session.
+TEST_F(SessionCliTest, CtrlCEndsAOneShotRunAndItsSession) {
+  const std::string marker = "sleep 4242.19";
+  std::unique_ptr<launcher::SandboxProcess> client =
+      Spawn({"run", "--", "sh", "-c", "exec sleep 4242.$((19))"});
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(WaitForProcessMatching(marker, 30)) << d_->BrokerLog();
+  const int status = Interrupt(*client);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) << status;
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 10));
+  EXPECT_TRUE(PollUntil(
+      [&] { return absl::StrContains(d_->BrokerLog(), "destroyed: its one-shot Exec ended"); },
+      absl::Seconds(10), "the broker to destroy the one-shot session"))
+      << d_->BrokerLog();
+  EXPECT_EQ(Ctl({"session", "ls"}).out, "");
 }
 
 TEST_F(SessionCliTest, UsageErrorsAndUnknownSessionsAreRefusedWith125) {
