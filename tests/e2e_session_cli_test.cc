@@ -244,6 +244,8 @@ TEST_F(SessionCliTest, UsageErrorsAndUnknownSessionsAreRefusedWith125) {
       {{"session", "stop"}, "sandboxctl: session stop: missing session id"},
       {{"session", "ls", "--spec=" + spec}, "sandboxctl: session ls: does not take --spec"},
       {{"session", "start", "--timeout=3"}, "sandboxctl: session start: does not take --timeout"},
+      {{"session", "start", "--spec=" + spec, "--workdir=" + work_},
+       "sandboxctl: session start: --workdir chooses the directory bound without --spec"},
       {{"session", "kill", id}, "sandboxctl: session: unknown verb 'kill'"},
       {{"session"}, "sandboxctl: session: missing verb"},
   };
