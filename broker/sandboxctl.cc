@@ -3,37 +3,43 @@
 //   sandboxctl --broker=unix:PATH probe [--json]
 //   sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS]
 //              [--backend=NAME] [--stdin] [--no-filename-denies] [--json] -- CMD [ARGS...]
+//   sandboxctl --broker=unix:PATH run --session=ID [--workdir=DIR] [--timeout=SECONDS] [--stdin]
+//              [--json] -- CMD [ARGS...]
+//   sandboxctl --broker=unix:PATH session start [--spec=FILE.json] [--workdir=DIR]
+//              [--backend=NAME] [--no-filename-denies] [--json]
+//   sandboxctl --broker=unix:PATH session ls|show ID|stop ID [--json]
 //   sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'
 //
-// run passes the command's output through live, reports violations on stderr and exits
-// with the command's code (128+signal when killed, 125 when sandboxctl, the broker or the
-// launcher failed — with a one-line message).
+// run without --session starts a session of its own and the broker ends it with the run; with
+// --session it runs in a session from `session start` (cli_session.h), which stays. Either way
+// it passes the command's output through live, reports violations on stderr and exits with the
+// command's code (128+signal when killed, 125 when sandboxctl, the broker or the launcher failed,
+// or the session does not exist — with a one-line message).
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
 #include <errno.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <iostream>
-#include <random>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "base/dashed_flags.h"
 #include "broker/cli_events.h"
 #include "broker/cli_exit.h"
+#include "broker/cli_forms.h"
+#include "broker/cli_launch.h"
 #include "broker/cli_policy.h"
-#include "broker/cli_spec.h"
+#include "broker/cli_session.h"
+#include "broker/cli_signals.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/input_limits.h"
@@ -43,14 +49,20 @@ ABSL_FLAG(std::string, broker, "",
           "broker address, e.g. unix:/run/ccsandbox/broker.sock "
           "(default: $CCSANDBOX_BROKER)");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
-ABSL_FLAG(std::string, spec, "", "run: SandboxSpec as proto3 JSON");
-ABSL_FLAG(std::string, workdir, "", "run: working directory (default: the current one)");
+ABSL_FLAG(std::string, session, "",
+          "run: run in this session (from `session start`), which stays; without it, run starts "
+          "a session of its own that ends with the run");
+ABSL_FLAG(std::string, spec, "", "run, session start: SandboxSpec as proto3 JSON");
+ABSL_FLAG(std::string, workdir, "",
+          "run: working directory (default: the current one; with --session, the session's); "
+          "session start: the directory bound when there is no --spec (default: the current one)");
 ABSL_FLAG(double, timeout, 0, "run: kill the command after SECONDS (0 = never)");
-ABSL_FLAG(std::string, backend, "", "run: none, native, docker or microvm (default: the host's)");
+ABSL_FLAG(std::string, backend, "",
+          "run, session start: none, native, docker or microvm (default: the host's)");
 ABSL_FLAG(bool, stdin, false, "run: send this process's stdin to the command");
 ABSL_FLAG(bool, no_filename_denies, false,
-          "run: explicitly accept a policy WITHOUT the .env/*.key/*.pem create denies "
-          "(writeDenyPatterns: []); Linux refuses writable runs that need them until "
+          "run, session start: explicitly accept a policy WITHOUT the .env/*.key/*.pem create "
+          "denies (writeDenyPatterns: []); Linux refuses writable runs that need them until "
           "create-time enforcement is available");
 ABSL_FLAG(std::string, mode, "", "policy check: chat, review, plan or orchestrate");
 
@@ -104,115 +116,48 @@ absl::StatusOr<std::string> ReadStdin() {
   }
 }
 
-std::string NewSessionId() {
-  std::random_device rd;
-  return absl::StrFormat("cli-%d-%08x", getpid(), rd());
+LaunchFlags LaunchFlagsFromCommandLine() {
+  return LaunchFlags{.spec_file = absl::GetFlag(FLAGS_spec),
+                     .workdir = absl::GetFlag(FLAGS_workdir),
+                     .backend = absl::GetFlag(FLAGS_backend),
+                     .no_filename_denies = absl::GetFlag(FLAGS_no_filename_denies)};
 }
 
-// The Launch and Exec requests of one `run`, complete and checked before anything is sent: a
-// refusal leaves no session behind.
-struct RunRequests {
-  v1::LaunchRequest launch;
-  v1::ExecRequest exec;
-};
-
-absl::StatusOr<std::string> ResolveWorkdir() {
-  std::string workdir = absl::GetFlag(FLAGS_workdir);
-  char resolved[PATH_MAX];
-  if (workdir.empty()) {
-    if (getcwd(resolved, sizeof(resolved)) == nullptr) {
-      return absl::FailedPreconditionError("cannot read the current directory");
-    }
-    return std::string(resolved);
-  }
-  if (realpath(workdir.c_str(), resolved) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("--workdir: '", workdir, "' does not exist"));
-  }
-  return std::string(resolved);
-}
-
-absl::StatusOr<RunRequests> BuildRunRequests(const std::vector<std::string>& command) {
-  absl::StatusOr<std::string> workdir = ResolveWorkdir();
-  if (!workdir.ok()) return workdir.status();
+// The Exec request of one run, checked before anything is sent. `guest_workdir` overrides the
+// spec's (when --workdir was given); `session_id` is "" for a one-shot run until it is launched.
+absl::StatusOr<v1::ExecRequest> BuildExecRequest(const std::vector<std::string>& command,
+                                                 const std::optional<std::string>& guest_workdir,
+                                                 const std::string& session_id, bool one_shot) {
   const double timeout = absl::GetFlag(FLAGS_timeout);
   if (!(timeout >= 0) || timeout * 1000 > static_cast<double>(policy::kMaxTimeoutMs)) {
     return absl::InvalidArgumentError("--timeout: from 0 (none) to 604800 seconds (7 days)");
   }
-
-  RunRequests r;
-  const std::string spec_file = absl::GetFlag(FLAGS_spec);
-  if (spec_file.empty()) {
-    *r.launch.mutable_spec() = DefaultSpec(*workdir, NewSessionId());
-  } else {
-    absl::StatusOr<v1::SandboxSpec> spec = LoadSpecFile(spec_file);
-    if (!spec.ok()) return spec.status();
-    *r.launch.mutable_spec() = *spec;
-    if (r.launch.spec().session_id().empty()) {
-      r.launch.mutable_spec()->set_session_id(NewSessionId());
-    }
-  }
-  r.launch.set_backend(absl::GetFlag(FLAGS_backend));
-  if (absl::GetFlag(FLAGS_no_filename_denies)) {
-    r.launch.mutable_spec()->mutable_write_deny_patterns()->clear_patterns();
-  }
-
-  for (const std::string& arg : command) r.exec.add_argv(arg);
-  if (!absl::GetFlag(FLAGS_workdir).empty()) r.exec.set_guest_workdir(*workdir);
-  r.exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
-  // If this process dies (even SIGKILL), the broker still tears the session down.
-  r.exec.set_destroy_session_after(true);
+  v1::ExecRequest exec;
+  exec.set_session_id(session_id);
+  for (const std::string& arg : command) exec.add_argv(arg);
+  if (guest_workdir.has_value()) exec.set_guest_workdir(*guest_workdir);
+  exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
+  // If this process dies (even SIGKILL), the broker still tears a one-shot session down; a
+  // session from `session start` is never ended by a run.
+  exec.set_destroy_session_after(one_shot);
   if (absl::GetFlag(FLAGS_stdin)) {
     absl::StatusOr<std::string> input = ReadStdin();
     if (!input.ok()) return input.status();
-    r.exec.set_stdin(*std::move(input));
+    exec.set_stdin(*std::move(input));
   }
-  if (absl::Status valid = policy::CheckSpecLimits(r.launch.spec()); !valid.ok()) return valid;
-  if (absl::Status valid = policy::CheckExecLimits(r.exec); !valid.ok()) return valid;
-  return r;
-}
-
-// Launches the session and says on stderr when the run will be weakened or unsandboxed.
-absl::StatusOr<v1::SandboxHandle> LaunchSession(v1::SandboxBroker::Stub& stub,
-                                                const v1::LaunchRequest& launch, bool json) {
-  v1::SandboxHandle handle;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  grpc::Status status = stub.Launch(&ctx, launch, &handle);
-  if (!status.ok()) return absl::UnavailableError(status.error_message());
-  if (json) return handle;
-  const auto& fields = handle.details().fields();
-  auto filenames = fields.find("filenamePolicy");
-  if (filenames != fields.end() && filenames->second.string_value().rfind("WEAKENED", 0) == 0) {
-    std::cerr << "sandboxctl: filename-pattern denies " << filenames->second.string_value()
-              << std::endl;
-  }
-  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE) {
-    auto note = fields.find("backendNote");
-    std::cerr << "sandboxctl: running UNSANDBOXED ("
-              << (note == fields.end() ? "backend none" : note->second.string_value()) << ")"
-              << std::endl;
-  }
-  return handle;
+  if (absl::Status valid = policy::CheckExecLimits(exec); !valid.ok()) return valid;
+  return exec;
 }
 
 // Runs `exec`, printing its events, and returns the exit code sandboxctl should end with.
 int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool json) {
-  // Ctrl-C / SIGTERM: cancel the run (the broker kills the sandbox), then tear down.
+  // Ctrl-C / SIGTERM / SIGHUP: cancel the run (the broker kills its sandbox). A one-shot session
+  // ends with it; a session from `session start` stays.
   grpc::ClientContext exec_ctx;
-  std::atomic<int> stop_signal{0};
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, sig);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::thread([&stop_signal, &exec_ctx, stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    stop_signal = sig;
-    exec_ctx.TryCancel();
-  }).detach();
+  CancelOnStopSignal stop_signal([&exec_ctx] { exec_ctx.TryCancel(); });
 
   std::optional<int> code;
-  std::string tool_error;
+  grpc::Status status;
   {
     std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&exec_ctx, exec);
     v1::SandboxEvent event;
@@ -228,39 +173,103 @@ int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool j
       }
       if (std::optional<int> c = ExitCodeFor(event)) code = c;
     }
-    grpc::Status status = reader->Finish();
-    if (!status.ok() && stop_signal == 0) tool_error = status.error_message();
+    status = reader->Finish();
   }
 
-  // No Destroy: the broker destroyed the session when the Exec ended (destroy_session_after).
+  // No Destroy: a one-shot session was destroyed by the broker when the Exec ended
+  // (destroy_session_after), and any other session is the user's to stop.
 
-  if (stop_signal != 0) return 128 + stop_signal;
-  if (!tool_error.empty()) return Fail(tool_error);
+  if (stop_signal.signal() != 0) return 128 + stop_signal.signal();
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return Fail(NoSessionMessage(exec.session_id()));
+  }
+  if (!status.ok()) return Fail(status.error_message());
   if (!code.has_value()) return Fail("the run ended without an exit event");
   return *code;
 }
 
-int Run(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
+// `run -- CMD`: a session of its own, launched for this run and destroyed by the broker after it.
+int RunOneShot(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
   if (command.empty()) return Fail("run: no command given (sandboxctl run -- CMD [ARGS...])");
-  absl::StatusOr<RunRequests> requests = BuildRunRequests(command);
-  if (!requests.ok()) return Fail(std::string(requests.status().message()));
-  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, requests->launch, json);
+  // Launch and Exec are complete and checked before anything is sent: a refusal leaves no
+  // session behind.
+  const LaunchFlags flags = LaunchFlagsFromCommandLine();
+  absl::StatusOr<std::string> workdir = ResolveWorkdir(flags.workdir);
+  if (!workdir.ok()) return Fail(std::string(workdir.status().message()));
+  absl::StatusOr<v1::LaunchRequest> launch = BuildLaunchRequest(flags, *workdir);
+  if (!launch.ok()) return Fail(std::string(launch.status().message()));
+  absl::StatusOr<v1::ExecRequest> exec =
+      BuildExecRequest(command, flags.workdir.empty() ? std::nullopt : std::optional(*workdir),
+                       /*session_id=*/"", /*one_shot=*/true);
+  if (!exec.ok()) return Fail(std::string(exec.status().message()));
+  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, *launch, json);
   if (!handle.ok()) return Fail(std::string(handle.status().message()));
-  requests->exec.set_session_id(handle->session_id());
-  return StreamRun(stub, requests->exec, json);
+  exec->set_session_id(handle->session_id());
+  return StreamRun(stub, *exec, json);
+}
+
+// `run --session=ID -- CMD`: one Exec in an existing session; nothing launched or destroyed.
+int RunInSession(v1::SandboxBroker::Stub& stub, const std::string& session_id,
+                 const std::vector<std::string>& command, bool json) {
+  if (session_id.empty()) return Fail("run --session: empty session id");
+  if (command.empty()) {
+    return Fail("run: no command given (sandboxctl run --session=ID -- CMD [ARGS...])");
+  }
+  std::optional<std::string> guest_workdir;
+  if (const std::string flag = absl::GetFlag(FLAGS_workdir); !flag.empty()) {
+    absl::StatusOr<std::string> workdir = ResolveWorkdir(flag);
+    if (!workdir.ok()) return Fail(std::string(workdir.status().message()));
+    guest_workdir = *workdir;
+  }
+  absl::StatusOr<v1::ExecRequest> exec =
+      BuildExecRequest(command, guest_workdir, session_id, /*one_shot=*/false);
+  if (!exec.ok()) return Fail(std::string(exec.status().message()));
+  return StreamRun(stub, *exec, json);
 }
 
 int Main(int argc, char** argv) {
+  BlockCliStopSignals();
   absl::SetProgramUsageMessage(
       "sandboxctl --broker=unix:PATH probe [--json]\n"
       "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "
-      "[--timeout=SECONDS] [--json] -- CMD [ARGS...]\n"
-      "  sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'");
+      "[--timeout=SECONDS] [--backend=NAME] [--stdin] [--no-filename-denies] [--json] "
+      "-- CMD [ARGS...]\n"
+      "  sandboxctl --broker=unix:PATH run --session=ID [--workdir=DIR] [--timeout=SECONDS] "
+      "[--stdin] [--json] -- CMD [ARGS...]\n"
+      "  sandboxctl --broker=unix:PATH session start [--spec=FILE.json] [--workdir=DIR] "
+      "[--backend=NAME] [--no-filename-denies] [--json]\n"
+      "  sandboxctl --broker=unix:PATH session ls [--json]\n"
+      "  sandboxctl --broker=unix:PATH session show ID [--json]\n"
+      "  sandboxctl --broker=unix:PATH session stop ID [--json]\n"
+      "  sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'\n"
+      "Exit codes: run: the command's, 128+signal when it was killed, 125 when sandboxctl, the "
+      "broker or the launcher failed or the session does not exist; session, probe: 0, or 125; "
+      "policy check: 0 allow, 1 prompt, 2 deny, 125.");
   const std::vector<std::string> positional = ParseDashedCommandLine(argc, argv);
   if (positional.size() < 2) {
-    return Fail("missing subcommand: probe, run or policy (see --help)");
+    return Fail("missing subcommand: probe, run, session or policy (see --help)");
   }
   const std::string subcommand = positional[1];
+  const std::vector<std::string> rest(positional.begin() + 2, positional.end());
+  // The forms that came with sessions refuse flags they do not take (run --session=ID --spec=X
+  // cannot change the session); probe, one-shot run and policy check ignore them as before.
+  const std::vector<std::string> given = GivenFlags(UnderscoreFlagNames(argc, argv));
+  const bool in_session =
+      subcommand == "run" && std::find(given.begin(), given.end(), "session") != given.end();
+  std::optional<SessionCommand> session_command;
+  if (in_session) {
+    if (absl::Status valid = CheckFormFlags("run --session", given); !valid.ok()) {
+      return Fail(std::string(valid.message()));
+    }
+  } else if (subcommand == "session") {
+    absl::StatusOr<SessionCommand> parsed = ParseSessionArgs(rest);
+    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    if (absl::Status valid = CheckFormFlags("session " + parsed->verb, given); !valid.ok()) {
+      return Fail(std::string(valid.message()));
+    }
+    session_command = *std::move(parsed);
+  }
+
   std::string address = absl::GetFlag(FLAGS_broker);
   if (address.empty()) {
     const char* env = getenv("CCSANDBOX_BROKER");
@@ -277,18 +286,21 @@ int Main(int argc, char** argv) {
   std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
   const bool json = absl::GetFlag(FLAGS_json);
   if (subcommand == "probe") {
-    if (positional.size() > 2) return Fail("probe takes no arguments");
+    if (!rest.empty()) return Fail("probe takes no arguments");
     return Probe(*stub, json);
   }
   if (subcommand == "run") {
-    return Run(*stub, std::vector<std::string>(positional.begin() + 2, positional.end()), json);
+    return in_session ? RunInSession(*stub, absl::GetFlag(FLAGS_session), rest, json)
+                      : RunOneShot(*stub, rest, json);
+  }
+  if (subcommand == "session") {
+    return RunSessionCommand(*stub, *session_command, LaunchFlagsFromCommandLine(), json);
   }
   if (subcommand == "policy") {
-    return RunPolicyCommand(channel,
-                            std::vector<std::string>(positional.begin() + 2, positional.end()),
-                            absl::GetFlag(FLAGS_mode), json);
+    return RunPolicyCommand(channel, rest, absl::GetFlag(FLAGS_mode), json);
   }
-  return Fail(absl::StrCat("unknown subcommand '", subcommand, "': expected probe, run or policy"));
+  return Fail(absl::StrCat("unknown subcommand '", subcommand,
+                           "': expected probe, run, session or policy"));
 }
 
 }  // namespace

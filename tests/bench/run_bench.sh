@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the daemons, sandboxctl and exec_bench, then prints the bench's figures.
-# Extra arguments go to exec_bench, e.g. --warm-runs=50 --cli-runs=30.
+# Extra arguments go to exec_bench, e.g. --warm-runs=50 --cli-runs=30 --figures=A,E,F.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

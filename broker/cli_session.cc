@@ -1,0 +1,220 @@
+#include "broker/cli_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "broker/cli_exit.h"
+#include "google/protobuf/util/json_util.h"
+#include "policy/plan/input_limits.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+std::string Json(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+// The failure of a call about `session_id`: NOT_FOUND names the session, the rest say why.
+int FailCall(const std::string& what, const grpc::Status& status, const std::string& session_id) {
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    return Fail(absl::StrCat(what, ": ", NoSessionMessage(session_id)));
+  }
+  return Fail(absl::StrCat(what, ": ", status.error_message()));
+}
+
+std::chrono::system_clock::time_point Deadline() {
+  return std::chrono::system_clock::now() + std::chrono::seconds(10);
+}
+
+int Start(v1::SandboxBroker::Stub& stub, const SessionCommand&, const LaunchFlags& flags,
+          bool json) {
+  // The spec names its own binds and working directory: a --workdir beside it would be ignored.
+  if (!flags.spec_file.empty() && !flags.workdir.empty()) {
+    return Fail(
+        "session start: --workdir chooses the directory bound without --spec; with a spec, set "
+        "its guestWorkdir (or give --workdir to each run --session)");
+  }
+  absl::StatusOr<std::string> workdir = ResolveWorkdir(flags.workdir);
+  if (!workdir.ok()) return Fail(absl::StrCat("session start: ", workdir.status().message()));
+  absl::StatusOr<v1::LaunchRequest> launch = BuildLaunchRequest(flags, *workdir);
+  if (!launch.ok()) return Fail(absl::StrCat("session start: ", launch.status().message()));
+  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, *launch, json);
+  if (!handle.ok()) return Fail(absl::StrCat("session start: ", handle.status().message()));
+  std::cout << (json ? HandleJson(*handle) : handle->session_id()) << std::endl;
+  return 0;
+}
+
+int List(v1::SandboxBroker::Stub& stub, const SessionCommand&, const LaunchFlags&, bool json) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  v1::ListSessionsResponse response;
+  grpc::Status status = stub.ListSessions(&ctx, v1::ListSessionsRequest(), &response);
+  if (!status.ok()) return Fail(absl::StrCat("session ls: ", status.error_message()));
+  std::vector<v1::SandboxHandle> sessions(response.sessions().begin(), response.sessions().end());
+  if (json) {
+    for (const v1::SandboxHandle& handle : sessions) std::cout << HandleJson(handle) << "\n";
+  } else {
+    std::cout << FormatSessionLines(sessions);
+  }
+  std::cout << std::flush;
+  return 0;
+}
+
+int Show(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
+         bool json) {
+  const std::string& session_id = command.session_id;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  v1::SessionRequest request;
+  request.set_session_id(session_id);
+  v1::SandboxHandle handle;
+  grpc::Status status = stub.GetSession(&ctx, request, &handle);
+  if (!status.ok()) return FailCall("session show", status, session_id);
+  std::cout << (json ? HandleJson(handle) + "\n" : FormatSessionHandle(handle)) << std::flush;
+  return 0;
+}
+
+int Stop(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
+         bool json) {
+  const std::string& session_id = command.session_id;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(Deadline());
+  v1::SessionRequest request;
+  request.set_session_id(session_id);
+  v1::SandboxHandle handle;
+  grpc::Status status = stub.Destroy(&ctx, request, &handle);
+  if (!status.ok()) return FailCall("session stop", status, session_id);
+  if (json) std::cout << HandleJson(handle) << std::endl;
+  return 0;
+}
+
+struct Verb {
+  absl::string_view name;
+  bool takes_id;
+  int (*run)(v1::SandboxBroker::Stub&, const SessionCommand&, const LaunchFlags&, bool json);
+};
+
+constexpr Verb kVerbs[] = {
+    {"start", false, Start},
+    {"ls", false, List},
+    {"show", true, Show},
+    {"stop", true, Stop},
+};
+
+constexpr absl::string_view kVerbList = "start, ls, show or stop";
+
+const Verb* FindVerb(absl::string_view name) {
+  for (const Verb& verb : kVerbs) {
+    if (verb.name == name) return &verb;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<SessionCommand> ParseSessionArgs(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("session: missing verb: ", kVerbList));
+  }
+  const Verb* verb = FindVerb(args[0]);
+  if (verb == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "session: unknown verb ", policy::QuoteInput(args[0]), ": expected ", kVerbList));
+  }
+  SessionCommand command{.verb = args[0]};
+  const size_t words = verb->takes_id ? 2 : 1;
+  if (args.size() < words) {
+    return absl::InvalidArgumentError(absl::StrCat("session ", command.verb,
+                                                   ": missing session id (sandboxctl session ",
+                                                   command.verb, " ID; session ls lists them)"));
+  }
+  if (args.size() > words) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "session ", command.verb, ": unexpected argument ", policy::QuoteInput(args[words]),
+        verb->takes_id ? " (one session id at a time)" : " (it takes no arguments)"));
+  }
+  if (verb->takes_id) {
+    command.session_id = args[1];
+    if (command.session_id.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("session ", command.verb, ": empty session id"));
+    }
+  }
+  return command;
+}
+
+std::string BackendText(v1::SandboxBackend backend) {
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(v1::SandboxBackend_Name(backend), "SANDBOX_BACKEND_"));
+}
+
+std::string StateText(v1::SandboxState state) {
+  return absl::AsciiStrToLower(absl::StripPrefix(v1::SandboxState_Name(state), "SANDBOX_STATE_"));
+}
+
+std::string FormatSessionLines(const std::vector<v1::SandboxHandle>& sessions) {
+  size_t id_width = 0, backend_width = 0;
+  for (const v1::SandboxHandle& handle : sessions) {
+    id_width = std::max(id_width, handle.session_id().size());
+    backend_width = std::max(backend_width, BackendText(handle.backend()).size());
+  }
+  std::string out;
+  for (const v1::SandboxHandle& handle : sessions) {
+    const std::string backend = BackendText(handle.backend());
+    absl::StrAppend(&out, handle.session_id(),
+                    std::string(id_width - handle.session_id().size() + 2, ' '), backend,
+                    std::string(backend_width - backend.size() + 2, ' '), StateText(handle.state()),
+                    "\n");
+  }
+  return out;
+}
+
+std::string FormatSessionHandle(const v1::SandboxHandle& handle) {
+  std::string out =
+      absl::StrCat("session: ", handle.session_id(), "\n", "state: ", StateText(handle.state()),
+                   "\n", "backend: ", BackendText(handle.backend()),
+                   " (requested: ", BackendText(handle.requested_backend()), ")\n");
+  if (handle.has_error()) {
+    absl::StrAppend(&out, "error: ", handle.error().code(), ": ", handle.error().message(), "\n");
+  }
+  if (!handle.details().fields().empty()) {
+    absl::StrAppend(&out, "details:\n");
+    const std::map<std::string, google::protobuf::Value> sorted(handle.details().fields().begin(),
+                                                                handle.details().fields().end());
+    for (const auto& [key, value] : sorted) {
+      absl::StrAppend(&out, "  ", key, ": ",
+                      value.has_string_value() ? value.string_value() : Json(value), "\n");
+    }
+  }
+  return out;
+}
+
+std::string HandleJson(const v1::SandboxHandle& handle) { return Json(handle); }
+
+std::string NoSessionMessage(const std::string& session_id) {
+  return absl::StrCat("no session ", policy::QuoteInput(session_id),
+                      ": it was stopped or never started (sandboxctl session ls lists the "
+                      "sessions)");
+}
+
+int RunSessionCommand(v1::SandboxBroker::Stub& stub, const SessionCommand& command,
+                      const LaunchFlags& launch, bool json) {
+  const Verb* verb = FindVerb(command.verb);
+  if (verb == nullptr) {
+    return Fail(absl::StrCat("session: unknown verb ", policy::QuoteInput(command.verb)));
+  }
+  return verb->run(stub, command, launch, json);
+}
+
+}  // namespace ccsandbox::broker
