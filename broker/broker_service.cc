@@ -64,7 +64,9 @@ void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice
   handle.set_session_id(spec.session_id());
   handle.set_requested_backend(choice.requested);
   handle.set_backend(choice.actual);
-  handle.set_state(v1::SANDBOX_STATE_WARM);
+  // A native session is warm once its sandbox is; the none backend has nothing to start.
+  handle.set_state(choice.actual == v1::SANDBOX_BACKEND_NATIVE ? v1::SANDBOX_STATE_CREATED
+                                                               : v1::SANDBOX_STATE_WARM);
   SetDetail(handle, "backendNote", choice.note);
   SetDetail(handle, "filenamePolicy", filenames.note);
   if (spec.has_guest_workdir()) {
@@ -149,6 +151,14 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     // The proxies started here are ours to stop: Start refuses a second set.
     if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
     return ToGrpc(created);
+  }
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+    if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
+      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(warm.message()));
+      (void)DestroySession(spec.session_id(), "its sandbox did not start");
+      return ToGrpc(warm);
+    }
+    handle->set_state(v1::SANDBOX_STATE_WARM);
   }
   spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
                std::string(policy::BackendName(choice->actual)), choice->note, *egress_note);
@@ -329,12 +339,51 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
     }
     *plan->mutable_egress() = *std::move(egress);
   }
+  if (!start.sandbox_id.empty()) {
+    // A run in the session's warm sandbox brings only its own fields.
+    plan->clear_mounts();
+    plan->clear_deny_read_paths();
+    plan->clear_deny_write_paths();
+    plan->clear_egress();
+    plan->clear_create_guard();
+    plan->clear_forbidden_dirs();
+    plan->set_sandbox_id(start.sandbox_id);
+  }
   // What the launcher would refuse (or fail to receive), refused here with the same words.
   if (absl::Status valid = policy::CheckPlanLimits(*plan); !valid.ok()) {
     spdlog::warn("run {} refused: {}", run_id, std::string(valid.message()));
     return valid;
   }
   return plan;
+}
+
+absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
+  absl::StatusOr<SessionTable::RunStart> start = sessions_.Plan(session_id);
+  if (!start.ok()) return start.status();
+  // The sandbox's plan is a run's without the command: the session's mounts, deny sets,
+  // egress and create guard, its working directory and base environment.
+  v1::ExecRequest none;
+  none.set_session_id(session_id);
+  none.add_argv("sandbox");
+  const std::string sandbox_id = absl::StrCat(NextRunId(session_id), "-sandbox");
+  absl::StatusOr<v1::LaunchPlan> plan = PlanRun(none, sandbox_id, *start);
+  if (!plan.ok()) return plan.status();
+  plan->clear_argv();
+  if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) {
+    return absl::UnavailableError(reachable.error_message());
+  }
+  absl::StatusOr<uint32_t> warm =
+      sandboxes_.Start(*launcher_.stub, *plan, [this, session_id](const std::string& reason) {
+        spdlog::error("session {}: its sandbox ended: {}", session_id, reason);
+        sessions_.Fail(session_id, reason);
+      });
+  if (!warm.ok()) return warm.status();
+  if (!sessions_.MarkWarm(session_id, sandbox_id)) {
+    sandboxes_.Stop(*launcher_.stub, sandbox_id, "session destroyed while it started");
+    return absl::AbortedError("sessionId: the session was destroyed while its sandbox started");
+  }
+  spdlog::info("session {}: sandbox {} warm (pid {})", session_id, sandbox_id, *warm);
+  return absl::OkStatus();
 }
 
 grpc::Status BrokerService::AwaitLauncher() {
@@ -441,9 +490,14 @@ grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* re
 
 absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
                                                                 const std::string& why) {
+  absl::StatusOr<SessionTable::RunStart> start = sessions_.Plan(session_id);
   auto destroyed = sessions_.Destroy(session_id);
   if (!destroyed.ok()) return destroyed.status();
   SignalRuns(destroyed->second, SIGKILL, "session destroyed");
+  // Ends with every process in it before Destroy returns.
+  if (start.ok() && !start->sandbox_id.empty()) {
+    sandboxes_.Stop(*launcher_.stub, start->sandbox_id, "session destroyed");
+  }
   egress_.Stop(session_id);
   spdlog::info("session {} destroyed: {}", session_id, why);
   return destroyed->first;

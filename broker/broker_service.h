@@ -15,6 +15,7 @@
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
 #include "broker/runtime_dir.h"
+#include "broker/sandbox_watch.h"
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
@@ -89,6 +90,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // against what the launcher accepts. Takes the deny sets out of `start`.
   absl::StatusOr<v1::LaunchPlan> PlanRun(const v1::ExecRequest& request, const std::string& run_id,
                                          SessionTable::RunStart& start);
+  // Starts the native session's one sandbox and waits until it is warm; its later end by itself
+  // puts the session in error.
+  absl::Status StartSessionSandbox(const std::string& session_id);
   // UNAVAILABLE, saying where, when the launcher cannot be reached within a few seconds.
   grpc::Status AwaitLauncher();
   // What the Exec call returns once the launcher call has ended; a run the launcher lost
@@ -110,6 +114,7 @@ class BrokerService final : public v1::SandboxBroker::Service {
   const BrokerConfig config_;
   const LauncherLink launcher_;
   SessionTable sessions_;
+  SandboxWatch sandboxes_;  // after sessions_ and launcher_: its threads use both until joined
   SessionEvents events_;
   SessionEgress egress_;  // after events_: its relay publishes there until it stops
   absl::Mutex create_guard_mu_;

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
+#include "tests/poll_until.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -168,40 +169,92 @@ TEST_F(BrokerServiceTest, DestroyKillsTheRunsInFlight) {
     ASSERT_TRUE(exec->events().back().has_killed());
     EXPECT_EQ(exec->events().back().killed().reason(), "session destroyed");
   }
-  ASSERT_EQ(fake().signals().size(), 2u);
+  // Both runs, then the session's sandbox.
+  ASSERT_EQ(fake().signals().size(), 3u);
   for (const v1::SignalRequest& signal : fake().signals()) {
     EXPECT_EQ(signal.signal(), SIGKILL);
     EXPECT_EQ(signal.reason(), "session destroyed");
   }
   EXPECT_NE(fake().signals()[0].run_id(), fake().signals()[1].run_id());
+  ASSERT_EQ(fake().sandbox_plans().size(), 1u);
+  EXPECT_EQ(fake().signals()[2].run_id(), fake().sandbox_plans()[0].run_id());
+  EXPECT_EQ(fake().AwaitOutcome(fake().sandbox_plans()[0].run_id()), "signalled");
   v1::SandboxHandle handle;
   EXPECT_EQ(GetSession("doomed", &handle).error_code(), StatusCode::NOT_FOUND);
   EXPECT_EQ(EgressDirs(), 0);
 }
 
+// The session's sandbox gets the session's plan (egress, guard, forbidden dirs; no command);
+// each run names that sandbox and brings only its own fields.
 TEST_F(BrokerServiceTest, ThePlanCarriesTheSessionsEgressGuardAndForbiddenDirs) {
   launcher_->Start();
   StartBroker();
   Launch("plan");
+  ASSERT_EQ(fake().sandbox_plans().size(), 1u);
+  const v1::LaunchPlan sandbox = fake().sandbox_plans()[0];
+  EXPECT_TRUE(sandbox.argv().empty());
+  EXPECT_TRUE(absl::StartsWith(sandbox.egress().http_socket(), root_ + "/run/"))
+      << sandbox.egress().http_socket();
+  EXPECT_TRUE(absl::StartsWith(sandbox.egress().socks_socket(), root_ + "/run/"))
+      << sandbox.egress().socks_socket();
+  EXPECT_TRUE(sandbox.has_create_guard());
+  EXPECT_FALSE(sandbox.mounts().empty());
+  std::vector<std::string> forbidden(sandbox.forbidden_dirs().begin(),
+                                     sandbox.forbidden_dirs().end());
+  for (const std::string& dir : {root_ + "/launcher", root_ + "/run"}) {
+    EXPECT_NE(std::find(forbidden.begin(), forbidden.end(), dir), forbidden.end()) << dir;
+  }
   v1::ExecRequest request = Request("plan", {"exit", "0", "arg"});
   request.set_stdin("input");
   request.set_timeout_ms(1234);
   ASSERT_TRUE(Exec(request).status.ok());
   ASSERT_EQ(fake().plans().size(), 1u);
   const v1::LaunchPlan plan = fake().plans()[0];
+  EXPECT_EQ(plan.sandbox_id(), sandbox.run_id());
   EXPECT_EQ(std::vector<std::string>(plan.argv().begin(), plan.argv().end()),
             (std::vector<std::string>{"exit", "0", "arg"}));
   EXPECT_EQ(plan.stdin(), "input");
   EXPECT_EQ(plan.timeout_ms(), 1234u);
-  EXPECT_TRUE(absl::StartsWith(plan.egress().http_socket(), root_ + "/run/"))
-      << plan.egress().http_socket();
-  EXPECT_TRUE(absl::StartsWith(plan.egress().socks_socket(), root_ + "/run/"))
-      << plan.egress().socks_socket();
-  EXPECT_TRUE(plan.has_create_guard());
-  std::vector<std::string> forbidden(plan.forbidden_dirs().begin(), plan.forbidden_dirs().end());
-  for (const std::string& dir : {root_ + "/launcher", root_ + "/run"}) {
-    EXPECT_NE(std::find(forbidden.begin(), forbidden.end(), dir), forbidden.end()) << dir;
-  }
+  EXPECT_FALSE(plan.has_egress());
+  EXPECT_FALSE(plan.has_create_guard());
+  EXPECT_TRUE(plan.mounts().empty());
+  EXPECT_TRUE(plan.forbidden_dirs().empty());
+}
+
+TEST_F(BrokerServiceTest, ASandboxThatCannotStartFailsTheLaunchAndLeavesNothing) {
+  launcher_->Start();
+  fake().RefuseSandboxes();
+  StartBroker();
+  v1::SandboxHandle handle;
+  grpc::Status refused = Launch(LaunchRequest("nostart"), &handle);
+  EXPECT_EQ(refused.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "the sandbox did not start"))
+      << refused.error_message();
+  EXPECT_EQ(DirectGetSession("nostart").error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(EgressDirs(), 0);
+}
+
+TEST_F(BrokerServiceTest, ASandboxThatEndsByItselfPutsTheSessionInError) {
+  launcher_->Start();
+  StartBroker();
+  Launch("dies");
+  EXPECT_EQ(StateOf("dies"), v1::SANDBOX_STATE_WARM);
+  ASSERT_EQ(fake().sandbox_plans().size(), 1u);
+  fake().EndSandbox(fake().sandbox_plans()[0].run_id(), "its init was killed");
+  ASSERT_TRUE(
+      ccsandbox::testing::PollUntil([&] { return StateOf("dies") == v1::SANDBOX_STATE_ERROR; },
+                                    absl::Seconds(10), "the session to go to error"));
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(GetSession("dies", &handle).ok());
+  EXPECT_TRUE(absl::StrContains(handle.error().message(), "its init was killed"))
+      << handle.error().message();
+  Stream refused = Exec(Request("dies", {"exit"}));
+  EXPECT_EQ(refused.status.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(refused.status.error_message(), "its init was killed"));
+  EXPECT_TRUE(fake().plans().empty()) << "a run reached the launcher of a dead sandbox";
+  v1::SandboxHandle destroyed;
+  EXPECT_TRUE(Destroy("dies", &destroyed).ok());
+  EXPECT_EQ(EgressDirs(), 0);
 }
 
 }  // namespace

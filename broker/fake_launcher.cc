@@ -81,6 +81,38 @@ grpc::Status FakeLauncher::Signal(grpc::ServerContext*, const v1::SignalRequest*
   return grpc::Status::OK;
 }
 
+grpc::Status FakeLauncher::StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                                        grpc::ServerWriter<v1::SandboxLifecycle>* writer) {
+  const std::string& id = plan->run_id();
+  {
+    absl::MutexLock lock(&mu_);
+    sandbox_plans_.push_back(*plan);
+    if (refuse_sandboxes_) {
+      return grpc::Status(StatusCode::FAILED_PRECONDITION,
+                          "the sandbox did not start: the fake launcher refuses sandboxes");
+    }
+    held_[id] = std::nullopt;
+  }
+  v1::SandboxLifecycle warm;
+  warm.mutable_warm()->set_pid(kFakePid);
+  writer->Write(warm);
+  std::optional<v1::SignalRequest> signal;
+  {
+    absl::MutexLock lock(&mu_);
+    auto ended = [&] { return held_[id].has_value() || context->IsCancelled(); };
+    while (!mu_.AwaitWithTimeout(absl::Condition(&ended), absl::Milliseconds(5))) {
+    }
+    signal = held_[id];
+    held_.erase(id);
+    outcomes_[id] = signal.has_value() ? "signalled" : "cancelled";
+  }
+  if (!signal.has_value()) return grpc::Status(StatusCode::CANCELLED, "sandbox cancelled");
+  v1::SandboxLifecycle ended;
+  ended.mutable_ended()->set_reason(signal->reason());
+  writer->Write(ended);
+  return grpc::Status::OK;
+}
+
 v1::LauncherProbeResponse GuardAvailable() {
   v1::LauncherProbeResponse probe;
   probe.set_create_guard_available(true);

@@ -35,6 +35,7 @@ inline constexpr char kLostMessage[] = "the fake launcher is going away";
 //   lose         starting, ready, then the call fails with UNAVAILABLE, as when the launcher
 //                goes away mid-run
 // Every event is labelled with a wrong session id and backend: labelling is the broker's job.
+// A native session's sandbox (StartSandbox) is held like a `hold` run.
 class FakeLauncher final : public v1::SandboxLauncher::Service {
  public:
   explicit FakeLauncher(v1::LauncherProbeResponse probe) : probe_(std::move(probe)) {}
@@ -51,7 +52,30 @@ class FakeLauncher final : public v1::SandboxLauncher::Service {
                    grpc::ServerWriter<v1::SandboxEvent>* writer) override;
   grpc::Status Signal(grpc::ServerContext*, const v1::SignalRequest* request,
                       v1::SignalResponse* response) override;
+  // A warm sandbox: `warm`, then held until a Signal naming it (ended with its reason, as the
+  // launcher's stop) or a cancelled call; EndSandbox ends it by itself. Refused
+  // (FAILED_PRECONDITION) after RefuseSandboxes.
+  grpc::Status StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
+                            grpc::ServerWriter<v1::SandboxLifecycle>* writer) override;
 
+  // The sandbox `id` ends by itself with `reason`, as when its init dies.
+  void EndSandbox(const std::string& id, const std::string& reason) {
+    absl::MutexLock lock(&mu_);
+    if (held_.count(id) > 0) {
+      v1::SignalRequest ended;
+      ended.set_reason(reason);
+      held_[id] = ended;
+    }
+  }
+  void RefuseSandboxes() {
+    absl::MutexLock lock(&mu_);
+    refuse_sandboxes_ = true;
+  }
+  // The plans StartSandbox got, in order.
+  std::vector<v1::LaunchPlan> sandbox_plans() {
+    absl::MutexLock lock(&mu_);
+    return sandbox_plans_;
+  }
   // Signal answers as for a run it has not registered yet.
   void MissSignals() {
     absl::MutexLock lock(&mu_);
@@ -84,6 +108,8 @@ class FakeLauncher final : public v1::SandboxLauncher::Service {
   int probes_ ABSL_GUARDED_BY(mu_) = 0;
   bool miss_signals_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<v1::LaunchPlan> plans_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::LaunchPlan> sandbox_plans_ ABSL_GUARDED_BY(mu_);
+  bool refuse_sandboxes_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<v1::SignalRequest> signals_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::optional<v1::SignalRequest>> held_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> outcomes_ ABSL_GUARDED_BY(mu_);

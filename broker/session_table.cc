@@ -40,15 +40,54 @@ std::vector<v1::SandboxHandle> SessionTable::List() const {
   return handles;
 }
 
+absl::StatusOr<SessionTable::RunStart> SessionTable::Plan(const std::string& session_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return NotFound(session_id);
+  return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny,
+                  it->second.create_guard, it->second.sandbox_id};
+}
+
+bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sandbox_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end() || it->second.handle.state() != v1::SANDBOX_STATE_CREATED) {
+    return false;
+  }
+  it->second.sandbox_id = sandbox_id;
+  it->second.handle.set_state(v1::SANDBOX_STATE_WARM);
+  return true;
+}
+
+void SessionTable::Fail(const std::string& session_id, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return;
+  v1::SandboxHandle& handle = it->second.handle;
+  handle.set_state(v1::SANDBOX_STATE_ERROR);
+  handle.mutable_error()->set_code("UNAVAILABLE");
+  handle.mutable_error()->set_message(absl::StrCat("the session's sandbox ended: ", reason));
+}
+
 absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string& session_id,
                                                               const std::string& run_id) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
+  const v1::SandboxHandle& handle = it->second.handle;
+  if (handle.state() == v1::SANDBOX_STATE_ERROR) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sessionId: session '", session_id, "' is in error: ", handle.error().message(),
+        " (it is never relaunched silently: destroy it and launch a new one)"));
+  }
+  if (handle.state() == v1::SANDBOX_STATE_CREATED) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sessionId: session '", session_id, "' is not warm yet"));
+  }
   it->second.runs.insert(run_id);
   it->second.handle.set_state(v1::SANDBOX_STATE_ACTIVE);
   return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny,
-                  it->second.create_guard};
+                  it->second.create_guard, it->second.sandbox_id};
 }
 
 void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {
@@ -56,7 +95,9 @@ void SessionTable::EndRun(const std::string& session_id, const std::string& run_
   auto it = sessions_.find(session_id);
   if (it == sessions_.end()) return;
   it->second.runs.erase(run_id);
-  if (it->second.runs.empty()) it->second.handle.set_state(v1::SANDBOX_STATE_WARM);
+  if (it->second.runs.empty() && it->second.handle.state() == v1::SANDBOX_STATE_ACTIVE) {
+    it->second.handle.set_state(v1::SANDBOX_STATE_WARM);
+  }
 }
 
 absl::StatusOr<std::vector<std::string>> SessionTable::Runs(const std::string& session_id) const {

@@ -1,5 +1,7 @@
 // The broker's sessions: spec, handle and the runs in flight, behind one mutex.
-// State: warm after Launch, active while at least one Exec runs, gone after Destroy.
+// State: created at Launch until its sandbox is warm (a none session is warm at once), active
+// while at least one Exec runs, warm again after; error once its sandbox ended by itself
+// (Execs are then refused, naming the cause); gone after Destroy.
 #ifndef CCSANDBOX_BROKER_SESSION_TABLE_H_
 #define CCSANDBOX_BROKER_SESSION_TABLE_H_
 
@@ -24,6 +26,7 @@ class SessionTable {
     v1::SandboxBackend backend;
     policy::DenyPaths deny;
     std::optional<v1::CreateGuardPlan> create_guard;  // unset: no create guard
+    std::string sandbox_id;  // the session's warm sandbox; empty: a fresh process per run
   };
 
   // ALREADY_EXISTS when the session id is taken. `deny` and the create guard's patterns are
@@ -34,7 +37,15 @@ class SessionTable {
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
   std::vector<v1::SandboxHandle> List() const;
-  // Marks `run_id` in flight (state active) and returns what the plan needs.
+  // What a plan of the session needs, without starting a run.
+  absl::StatusOr<RunStart> Plan(const std::string& session_id) const;
+  // The session's sandbox `sandbox_id` is warm; false when the session is gone (destroyed
+  // meanwhile) or no longer waiting for it.
+  bool MarkWarm(const std::string& session_id, const std::string& sandbox_id);
+  // The session's sandbox ended by itself: state error, with `reason`.
+  void Fail(const std::string& session_id, const std::string& reason);
+  // Marks `run_id` in flight (state active) and returns what the plan needs. FAILED_PRECONDITION
+  // for a session whose sandbox ended, or is not warm yet.
   absl::StatusOr<RunStart> BeginRun(const std::string& session_id, const std::string& run_id);
   // Back to warm once no run is in flight; a no-op for a destroyed session.
   void EndRun(const std::string& session_id, const std::string& run_id);
@@ -51,6 +62,7 @@ class SessionTable {
     std::set<std::string> runs;
     policy::DenyPaths deny;
     std::optional<v1::CreateGuardPlan> create_guard;
+    std::string sandbox_id;
   };
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);

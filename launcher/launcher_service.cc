@@ -441,7 +441,14 @@ grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v
     return ToGrpc(added);
   }
   absl::Cleanup forget = [this, plan] { warm_.Remove(plan->run_id()); };
-  const std::string reason = sandbox->Serve([context] { return context->IsCancelled(); },
+  // Signal naming the sandbox stops it (the broker's Destroy).
+  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
+  if (!control.ok()) return ToGrpc(control.status());
+  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
+    return ToGrpc(added);
+  }
+  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
+  const std::string reason = sandbox->Serve([context] { return context->IsCancelled(); }, **control,
                                             [&](pid_t pid) {
                                               v1::SandboxLifecycle warm;
                                               warm.mutable_warm()->set_pid(pid);

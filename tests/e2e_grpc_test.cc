@@ -327,8 +327,12 @@ TEST_F(BrokerApiTest, ALauncherRestartEndsRunsAsKilledAndLaunchesWorkAgain) {
   EXPECT_TRUE(absl::StrContains(events.back().killed().reason(), "launcher"))
       << events.back().killed().reason();
   EXPECT_TRUE(WaitNoProcessMatches("6666.1111", 3));
+  // The session's sandbox ended with the launcher: never relaunched silently.
   grpc::Status status;
-  auto again = Exec(Request("restart", {"echo", "back"}), &status);
+  Exec(Request("restart", {"echo", "back"}), &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  Launch("restarted");
+  auto again = Exec(Request("restarted", {"echo", "back"}), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_FALSE(again.empty());
   EXPECT_EQ(again.back().exit().exit_code(), 0);

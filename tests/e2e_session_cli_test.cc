@@ -124,7 +124,6 @@ TEST_F(SessionCliTest, RunsShareTheSessionWhichStaysUntilStopped) {
   EXPECT_EQ(CountOf(d_->BrokerLog(), " launched: "), 1) << d_->BrokerLog();
 }
 
-// Needs warm sessions.
 TEST_F(SessionCliTest, SessionTmpPersistsBetweenRuns) {
   const std::string id = Start();
   ProgramResult write = RunIn(id, {"sh", "-c", "echo kept > /tmp/session-note"});

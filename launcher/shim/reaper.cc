@@ -138,6 +138,7 @@ std::vector<int> Descendants(int ancestor, const std::string& proc_root) {
 }
 
 int RunReaper(const ReaperRequest& request) {
+  prctl(PR_SET_NAME, "exec-reaper");  // tells it from the init in ps
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   sigset_t chld;

@@ -9,10 +9,10 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::launcher {
@@ -31,8 +31,7 @@ absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
 
 }  // namespace
 
-WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process,
-                         UniqueFd channel)
+WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel)
     : id_(std::move(id)), process_(std::move(process)), channel_(std::move(channel)) {}
 
 WarmSandbox::~WarmSandbox() { Die("the sandbox was stopped"); }
@@ -59,7 +58,7 @@ std::string WarmSandbox::DrainOutput(int fd, bool is_stderr) {
   return "";
 }
 
-std::string WarmSandbox::Serve(const std::function<bool()>& cancelled,
+std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunControl& control,
                                const std::function<void(pid_t)>& on_ready,
                                absl::Duration ready_limit) {
   const absl::Time ready_deadline = absl::Now() + ready_limit;
@@ -67,12 +66,15 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled,
   bool channel_open = true;
   bool exited = false;
   while (reason.empty()) {
-    pollfd fds[4] = {{channel_open ? channel_.get() : -1, POLLIN, 0},
+    pollfd fds[5] = {{channel_open ? channel_.get() : -1, POLLIN, 0},
                      {process_->exit_fd(), POLLIN, 0},
                      {process_->stdout_fd(), POLLIN, 0},
-                     {process_->stderr_fd(), POLLIN, 0}};
-    if (poll(fds, 4, kCancelPollMs) < 0 && errno != EINTR) {
+                     {process_->stderr_fd(), POLLIN, 0},
+                     {control.wake_fd(), POLLIN, 0}};
+    if (poll(fds, 5, kCancelPollMs) < 0 && errno != EINTR) {
       reason = absl::StrCat("poll: ", strerror(errno));
+    } else if (std::optional<RunControl::SignalRequest> stop = control.TakeRequest()) {
+      reason = stop->reason;
     } else if (cancelled()) {
       reason = "stopped by the broker";
     } else if (!was_ready() && absl::Now() > ready_deadline) {
@@ -134,10 +136,10 @@ std::string WarmSandbox::Reaped() {
     while (DrainOutput(process_->stderr_fd(), true).empty()) {
     }
   }
-  const int code = !status.ok()               ? -1
-                   : WIFEXITED(*status)       ? WEXITSTATUS(*status)
-                   : WIFSIGNALED(*status)     ? 128 + WTERMSIG(*status)
-                                              : -1;
+  const int code = !status.ok()           ? -1
+                   : WIFEXITED(*status)   ? WEXITSTATUS(*status)
+                   : WIFSIGNALED(*status) ? 128 + WTERMSIG(*status)
+                                          : -1;
   std::string reason = absl::StrCat("the sandbox exited (code ", code, ")");
   const std::string said(absl::StripAsciiWhitespace(stderr_tail_));
   if (!said.empty()) absl::StrAppend(&reason, ": ", said);

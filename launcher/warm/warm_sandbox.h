@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
+#include "launcher/run_control.h"
 #include "launcher/sandbox_process.h"
 #include "launcher/shim/init_protocol.h"
 #include "launcher/warm/warm_exec.h"
@@ -44,7 +45,8 @@ class WarmSandbox {
   // Runs until the sandbox ends or `cancelled` turns true (then ends it); calls `on_ready` once
   // the init is ready, with bwrap's pid. Returns why the sandbox ended. Not ready within
   // `ready_limit`: the sandbox is ended.
-  std::string Serve(const std::function<bool()>& cancelled,
+  // A request on `control` (the Signal RPC naming the sandbox) stops it too, with its reason.
+  std::string Serve(const std::function<bool()>& cancelled, RunControl& control,
                     const std::function<void(pid_t)>& on_ready,
                     absl::Duration ready_limit = absl::Seconds(30));
   bool was_ready() const;
