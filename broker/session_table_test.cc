@@ -43,6 +43,34 @@ TEST(SessionTable, LifecycleWarmActiveWarmDestroyed) {
   EXPECT_TRUE(table.List().empty());
 }
 
+// A native session: created until its sandbox is warm, runs refused meanwhile; an ended
+// sandbox puts it in error, where runs are refused naming the cause and it stays so.
+TEST(SessionTable, CreatedWarmThenErrorWhenItsSandboxEnds) {
+  SessionTable table;
+  v1::SandboxHandle handle = Handle("n");
+  handle.set_state(v1::SANDBOX_STATE_CREATED);
+  ASSERT_TRUE(table.Create(Spec("n"), handle).ok());
+  EXPECT_EQ(table.BeginRun("n", "r0").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(table.MarkWarm("n", "sbx"));
+  EXPECT_FALSE(table.MarkWarm("n", "other")) << "only a created session turns warm";
+  EXPECT_FALSE(table.MarkWarm("gone", "sbx"));
+  EXPECT_EQ(table.Get("n")->state(), v1::SANDBOX_STATE_WARM);
+  auto start = table.BeginRun("n", "r1");
+  ASSERT_TRUE(start.ok());
+  EXPECT_EQ(start->sandbox_id, "sbx");
+  EXPECT_EQ(table.Plan("n")->sandbox_id, "sbx");
+  table.Fail("n", "its init was killed");
+  table.EndRun("n", "r1");  // the run's end does not make it warm again
+  EXPECT_EQ(table.Get("n")->state(), v1::SANDBOX_STATE_ERROR);
+  EXPECT_EQ(table.Get("n")->error().message(), "the session's sandbox ended: its init was killed");
+  auto refused = table.BeginRun("n", "r2");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("its init was killed"), absl::string_view::npos);
+  auto destroyed = table.Destroy("n");
+  ASSERT_TRUE(destroyed.ok());
+  EXPECT_EQ(destroyed->first.state(), v1::SANDBOX_STATE_DESTROYED);
+}
+
 TEST(SessionTable, UnknownSessionsAreNotFound) {
   SessionTable table;
   EXPECT_EQ(table.Get("x").status().code(), absl::StatusCode::kNotFound);

@@ -208,8 +208,8 @@ TEST_F(WarmSessionTest, NoProcessOfAnExecSurvivesIntoTheNext) {
   ASSERT_TRUE(Launch("l").ok());
   const std::string marker = "sleep 1000.713";
   // Double-forked, out of the session and process group, deaf to TERM and HUP.
-  std::vector<v1::SandboxEvent> events = Exec(
-      "l", "setsid sh -c 'trap \"\" TERM HUP; exec " + marker + "' & sleep 0.3; echo left");
+  std::vector<v1::SandboxEvent> events =
+      Exec("l", "setsid sh -c 'trap \"\" TERM HUP; exec " + marker + "' & sleep 0.3; echo left");
   EXPECT_EQ(StdoutOf(events), "left\n");
   ASSERT_NE(Last(events), nullptr);
   EXPECT_TRUE(Last(events)->has_exit());
@@ -229,9 +229,10 @@ TEST_F(WarmSessionTest, ACommandCannotSignalTheInitItsReaperOrAnotherExec) {
   Background other = Start("k", "echo started; exec sleep 30");
   // Every pid it can see but its own: the init, its reaper, the other Exec, bwrap.
   std::vector<v1::SandboxEvent> events =
-      Exec("k", "kill -9 -1; for p in $(ls /proc | grep '^[0-9]*$'); do "
-                "if [ $p != $$ ] && kill -9 $p 2>/dev/null; then echo killed $p; fi; done; "
-                "echo done");
+      Exec("k",
+           "kill -9 -1; for p in $(ls /proc | grep '^[0-9]*$'); do "
+           "if [ $p != $$ ] && kill -9 $p 2>/dev/null; then echo killed $p; fi; done; "
+           "echo done");
   EXPECT_EQ(StdoutOf(events), "done\n");
   EXPECT_EQ(Get("k").state(), v1::SANDBOX_STATE_ACTIVE);  // the other Exec still runs
   Kill("k");
@@ -291,8 +292,7 @@ TEST_F(WarmSessionTest, ASandboxThatDiesEndsItsExecsAndTheSessionLoudly) {
   grpc::Status status;
   Exec("d", "echo never", &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
-  EXPECT_TRUE(absl::StrContains(status.error_message(), "sandbox ended"))
-      << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "sandbox ended")) << status.error_message();
   EXPECT_TRUE(Destroy("d").ok());
 }
 
