@@ -107,7 +107,7 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
   return absl::OkStatus();
 }
 
-absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config) {
+absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config, const std::string* program) {
   if (config.channel_fd < 0) return absl::InvalidArgumentError("create guard: no channel fd");
   UniqueFd channel(config.channel_fd);
   fcntl(channel.get(), F_SETFD, FD_CLOEXEC);
@@ -120,8 +120,9 @@ absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config) {
       !ok.ok()) {
     return ok;
   }
-  absl::StatusOr<std::string> program = CreateFilterProgram();
-  if (!program.ok()) return program.status();
+  absl::StatusOr<std::string> built =
+      program != nullptr ? absl::StatusOr<std::string>(*program) : CreateFilterProgram();
+  if (!built.ok()) return built.status();
   // Socket dirs need only be the sandbox's own tmpfs: writable binds may lie beneath them.
   if (absl::Status ok = CheckFreeDirs(config.socket_dirs, {}, mountinfo.str(),
                                       /*allow_writable_beneath=*/true);
@@ -130,7 +131,7 @@ absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config) {
   }
   if (absl::Status ok = RestrictCreationTo(config.free_dirs, config.socket_dirs); !ok.ok())
     return ok;
-  absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*program);
+  absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*built);
   if (!notify.ok()) return notify.status();
   return SendNotifyFd(channel.get(), notify->get());
 }

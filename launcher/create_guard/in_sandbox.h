@@ -31,7 +31,10 @@ absl::Status CheckFreeDirs(const std::vector<std::string>& free_dirs,
                            const std::vector<std::string>& writable_dirs,
                            absl::string_view mountinfo, bool allow_writable_beneath = false);
 
-absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config);
+// `program`: the create filter's BPF (CreateFilterProgram), when the caller built it once for
+// many commands (a warm sandbox's init); null builds it here.
+absl::Status ApplyCreateGuard(const CreateGuardShimConfig& config,
+                              const std::string* program = nullptr);
 
 }  // namespace ccsandbox::launcher
 

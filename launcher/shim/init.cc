@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 
+#include "launcher/create_guard/filter.h"
 #include "launcher/shim/init_protocol.h"
 #include "launcher/shim/reaper.h"
 
@@ -43,6 +44,16 @@ class Init {
 
   int Run() {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (guard_.channel_fd == kPerExecGuardChannel) {
+      // Built once for every Exec: libseccomp's compilation costs more than the fork.
+      absl::StatusOr<std::string> program = CreateFilterProgram();
+      if (!program.ok()) {
+        fprintf(stderr, "sandbox_shim: init: %s\n",
+                std::string(program.status().message()).c_str());
+        return 125;
+      }
+      guard_program_ = *std::move(program);
+    }
     if (!Send({.kind = InitKind::kReady})) return 125;
     WaitForChannel();
     WaitForChildren();
@@ -122,6 +133,7 @@ class Init {
     request.stderr_fd = frame.fds[2].get();
     request.guard = guard_;
     request.guard.channel_fd = frame.fds.size() > 3 ? frame.fds[3].get() : -1;
+    request.guard_program = &guard_program_;
     request.control_fd = control_read.get();
     const pid_t pid = fork();
     if (pid == 0) {
@@ -172,6 +184,7 @@ class Init {
   std::map<uint64_t, Exec> execs_;
   std::map<pid_t, uint64_t> by_pid_;
   int exit_code_ = 0;
+  std::string guard_program_;
 };
 
 }  // namespace

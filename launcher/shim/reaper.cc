@@ -53,7 +53,8 @@ int ShellCode(int status) {
     _exit(126);
   }
   if (request.guard.channel_fd >= 0) {
-    if (absl::Status applied = ApplyCreateGuard(request.guard); !applied.ok()) {
+    if (absl::Status applied = ApplyCreateGuard(request.guard, request.guard_program);
+        !applied.ok()) {
       FailCommand(std::string(applied.message()), 126);
     }
   } else if (absl::Status scoped = ScopeSignals(); !scoped.ok() && !absl::IsUnavailable(scoped)) {

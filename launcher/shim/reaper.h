@@ -27,6 +27,7 @@ struct ReaperRequest {
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   // The session's create guard with this Exec's channel; channel_fd -1 = no guard.
   CreateGuardShimConfig guard;
+  const std::string* guard_program = nullptr;  // the create filter, built once by the init
   // Signal numbers from the init (one int each); EOF = the init is gone: kill everything.
   int control_fd = -1;
 };
