@@ -299,6 +299,28 @@ TEST_F(WarmSessionTest, ACommandCannotEndTheSandboxThroughTheInitsLimits) {
   EXPECT_EQ(Get("il").state(), v1::SANDBOX_STATE_WARM) << Get("il").error().message();
 }
 
+// The init relays the egress bridge's connections with no cap of its own: a command that holds
+// enough of them fills the init's descriptor table, the next Exec's descriptors are cut off
+// in transit, and the init ends the whole sandbox.
+TEST_F(WarmSessionTest, ConnectionsToTheBridgeCannotEndTheSandbox) {
+  ASSERT_TRUE(Launch("bf").ok());
+  Background flood = Start(
+      "bf",
+      "exec python3 -c '\n"
+      "import socket, sys, time\n"
+      "held = []\n"
+      "try:\n"
+      "    for _ in range(19000): held.append(socket.create_connection((\"127.0.0.1\", 3128)))\n"
+      "except OSError: pass\n"
+      "print(\"started\", len(held), flush=True)\n"
+      "time.sleep(30)\n"
+      "'");
+  EXPECT_EQ(StdoutOf(Exec("bf", "echo still")), "still\n");
+  EXPECT_EQ(Get("bf").state(), v1::SANDBOX_STATE_ACTIVE) << Get("bf").error().message();
+  Kill("bf");
+  flood.events.get();
+}
+
 TEST_F(WarmSessionTest, ATimeoutEndsTheExecWithItsLeftovers) {
   ASSERT_TRUE(Launch("t").ok());
   const std::string marker = "sleep 1000.919";
