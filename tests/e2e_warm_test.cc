@@ -333,6 +333,21 @@ TEST_F(WarmSessionTest, ATimeoutEndsTheExecWithItsLeftovers) {
   EXPECT_EQ(Get("t").state(), v1::SANDBOX_STATE_WARM);
 }
 
+// After the deadline the launcher sends SIGKILL at every wake-up until the Exec's end is
+// known; one that reaches the init after the reaper exited but before the init reaped it is
+// written to a pipe with no reader, and the init (which keeps SIGPIPE's default) dies of it:
+// the sandbox exits with code 141 and the session goes to error.
+TEST_F(WarmSessionTest, RepeatedTimeoutsLeaveTheSessionWarm) {
+  ASSERT_TRUE(Launch("rt").ok());
+  for (int i = 0; i < 10; ++i) {
+    std::vector<v1::SandboxEvent> events = Exec("rt", "exec sleep 1000", nullptr, 300);
+    ASSERT_NE(Last(events), nullptr);
+    ASSERT_TRUE(Last(events)->has_killed()) << "run " << i << ": " << Last(events)->DebugString();
+    ASSERT_EQ(Get("rt").state(), v1::SANDBOX_STATE_WARM)
+        << "run " << i << ": " << Get("rt").error().message();
+  }
+}
+
 TEST_F(WarmSessionTest, ACreateRefusalReachesOnlyTheExecThatCausedIt) {
   ASSERT_TRUE(Launch("g", /*guarded=*/true).ok());
   Background bystander = Start("g", "echo started; sleep 1; echo done");
