@@ -14,6 +14,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/sandbox.grpc.pb.h"
@@ -95,8 +97,11 @@ class WarmSessionTest : public ::testing::Test {
     return status;
   }
 
+  // `deadline`: the client gives up then (CANCELLED/DEADLINE_EXCEEDED in `status`), so a run
+  // that never ends fails the test instead of hanging it.
   std::vector<v1::SandboxEvent> Exec(const std::string& session, const std::string& script,
-                                     grpc::Status* status = nullptr, uint64_t timeout_ms = 0) {
+                                     grpc::Status* status = nullptr, uint64_t timeout_ms = 0,
+                                     absl::Duration deadline = absl::InfiniteDuration()) {
     v1::ExecRequest request;
     request.set_session_id(session);
     request.add_argv("sh");
@@ -104,6 +109,9 @@ class WarmSessionTest : public ::testing::Test {
     request.add_argv(script);
     request.set_timeout_ms(timeout_ms);
     grpc::ClientContext ctx;
+    if (deadline != absl::InfiniteDuration()) {
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    }
     auto reader = stub_->Exec(&ctx, request);
     std::vector<v1::SandboxEvent> events;
     v1::SandboxEvent event;
@@ -244,6 +252,75 @@ TEST_F(WarmSessionTest, ACommandCannotSignalTheInitItsReaperOrAnotherExec) {
   EXPECT_EQ(StdoutOf(Exec("k", "echo still")), "still\n");
 }
 
+// prlimit(2) on another process needs only the same uid, and Landlock does not scope it: a
+// command can change the limits of every process it sees in the sandbox.
+TEST_F(WarmSessionTest, ACommandCannotChangeTheLimitsOfTheInitItsReaperOrAnotherExec) {
+  ASSERT_TRUE(Launch("rl").ok());
+  Background other = Start("rl", "echo started; exec sleep 30");
+  // Every pid it can see but its own; the probe sets the limit it already has.
+  std::vector<v1::SandboxEvent> events =
+      Exec("rl",
+           "for p in $(ls /proc | grep '^[0-9]*$'); do "
+           "if [ $p != $$ ] && prlimit --pid $p --nofile=20000:20000 2>/dev/null; then "
+           "echo changed $p; fi; done; echo done");
+  EXPECT_EQ(StdoutOf(events), "done\n");
+  Kill("rl");
+  other.events.get();
+}
+
+// With no descriptor to spare, the reaper cannot read /proc: it finds no descendant to kill
+// and waits for them forever; the leftover runs on, and the Exec never ends.
+TEST_F(WarmSessionTest, AStarvedReaperStillLeavesNoSurvivor) {
+  ASSERT_TRUE(Launch("sr").ok());
+  const std::string marker = "sleep 1000.541";
+  grpc::Status status;
+  std::vector<v1::SandboxEvent> events =
+      Exec("sr",
+           "prlimit --pid $PPID --nofile=3:3; setsid " + marker +
+               " </dev/null >/dev/null 2>&1 & echo left",
+           &status, /*timeout_ms=*/3000, /*deadline=*/absl::Seconds(15));
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  ASSERT_NE(Last(events), nullptr);
+  EXPECT_TRUE(Last(events)->has_exit() || Last(events)->has_killed())
+      << Last(events)->DebugString();
+  EXPECT_FALSE(AnyProcessMatches(marker)) << "the leftover outlived its Exec";
+  EXPECT_EQ(
+      StdoutOf(Exec("sr", "ps -e -o comm= | grep -c sleep || true", nullptr, 0, absl::Seconds(15))),
+      "0\n");
+}
+
+// The init's open-file limit is the command's to lower: the next Exec's descriptors then do
+// not fit, and the init ends the whole sandbox.
+TEST_F(WarmSessionTest, ACommandCannotEndTheSandboxThroughTheInitsLimits) {
+  ASSERT_TRUE(Launch("il").ok());
+  // The init is the parent of the command's reaper ($PPID).
+  Exec("il", "prlimit --pid $(cut -d' ' -f4 /proc/$PPID/stat) --nofile=4:4; echo lowered");
+  EXPECT_EQ(StdoutOf(Exec("il", "echo still")), "still\n");
+  EXPECT_EQ(Get("il").state(), v1::SANDBOX_STATE_WARM) << Get("il").error().message();
+}
+
+// The init relays the egress bridge's connections with no cap of its own: a command that holds
+// enough of them fills the init's descriptor table, the next Exec's descriptors are cut off
+// in transit, and the init ends the whole sandbox.
+TEST_F(WarmSessionTest, ConnectionsToTheBridgeCannotEndTheSandbox) {
+  ASSERT_TRUE(Launch("bf").ok());
+  Background flood = Start(
+      "bf",
+      "exec python3 -c '\n"
+      "import socket, sys, time\n"
+      "held = []\n"
+      "try:\n"
+      "    for _ in range(19000): held.append(socket.create_connection((\"127.0.0.1\", 3128)))\n"
+      "except OSError: pass\n"
+      "print(\"started\", len(held), flush=True)\n"
+      "time.sleep(30)\n"
+      "'");
+  EXPECT_EQ(StdoutOf(Exec("bf", "echo still")), "still\n");
+  EXPECT_EQ(Get("bf").state(), v1::SANDBOX_STATE_ACTIVE) << Get("bf").error().message();
+  Kill("bf");
+  flood.events.get();
+}
+
 TEST_F(WarmSessionTest, ATimeoutEndsTheExecWithItsLeftovers) {
   ASSERT_TRUE(Launch("t").ok());
   const std::string marker = "sleep 1000.919";
@@ -254,6 +331,21 @@ TEST_F(WarmSessionTest, ATimeoutEndsTheExecWithItsLeftovers) {
   EXPECT_TRUE(absl::StrContains(Last(events)->killed().reason(), "timeout"));
   EXPECT_FALSE(AnyProcessMatches(marker));
   EXPECT_EQ(Get("t").state(), v1::SANDBOX_STATE_WARM);
+}
+
+// After the deadline the launcher sends SIGKILL at every wake-up until the Exec's end is
+// known; one that reaches the init after the reaper exited but before the init reaped it is
+// written to a pipe with no reader, and the init (which keeps SIGPIPE's default) dies of it:
+// the sandbox exits with code 141 and the session goes to error.
+TEST_F(WarmSessionTest, RepeatedTimeoutsLeaveTheSessionWarm) {
+  ASSERT_TRUE(Launch("rt").ok());
+  for (int i = 0; i < 10; ++i) {
+    std::vector<v1::SandboxEvent> events = Exec("rt", "exec sleep 1000", nullptr, 300);
+    ASSERT_NE(Last(events), nullptr);
+    ASSERT_TRUE(Last(events)->has_killed()) << "run " << i << ": " << Last(events)->DebugString();
+    ASSERT_EQ(Get("rt").state(), v1::SANDBOX_STATE_WARM)
+        << "run " << i << ": " << Get("rt").error().message();
+  }
 }
 
 TEST_F(WarmSessionTest, ACreateRefusalReachesOnlyTheExecThatCausedIt) {
