@@ -108,12 +108,19 @@ std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, Gr
     guard->Join();
     const bool never_started = guard->never_started();
     guard.reset();
-    if (never_started) {
+    if (never_started && plan.sandbox_id().empty()) {
       spdlog::warn("run {}: the sandbox did not start (bwrap or the shim failed)", plan.run_id());
       v1::SandboxEvent event;
       event.mutable_error()->set_message(
           "the sandbox did not start: bwrap or the shim failed before the command ran "
           "(its stderr above says why); nothing of the command ran");
+      sink.Emit(event);
+    } else if (never_started) {
+      spdlog::warn("run {}: the command did not start in its sandbox", plan.run_id());
+      v1::SandboxEvent event;
+      event.mutable_error()->set_message(
+          "the command did not start: its create guard could not be applied, or the session's "
+          "sandbox ended first (its stderr above, or the killed reason, says which)");
       sink.Emit(event);
     }
   };

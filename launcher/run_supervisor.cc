@@ -19,6 +19,8 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kCancelPoll{50};
 constexpr size_t kChunk = 64 * 1024;
+// A command still there this long after SIGKILL is ended by force (SupervisedProcess::ForceEnd).
+constexpr std::chrono::seconds kForceEndAfter{5};
 
 }  // namespace
 
@@ -82,8 +84,12 @@ class Supervision {
   milliseconds NextWait(bool ready) const {
     milliseconds wait = kCancelPoll;
     const Clock::time_point now = Clock::now();
-    if (deadline_ && !exited_) {
+    if (deadline_ && !exited_ && !timed_out_) {
       wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*deadline_ - now));
+    }
+    if (killed_at_ && !exited_ && !forced_) {
+      wait = std::min(wait,
+                      std::chrono::duration_cast<milliseconds>(*killed_at_ + kForceEndAfter - now));
     }
     if (drain_deadline_ && ready) {
       wait = std::min(wait, std::chrono::duration_cast<milliseconds>(*drain_deadline_ - now));
@@ -97,8 +103,16 @@ class Supervision {
       cancelled_ = true;
       KillGroup(SIGKILL, "cancelled by the client");
     }
-    if (!exited_ && deadline_ && Clock::now() >= *deadline_) {
+    if (!exited_ && !timed_out_ && deadline_ && Clock::now() >= *deadline_) {
+      timed_out_ = true;  // once: a kill that has to travel (a warm Exec) is not resent in a loop
       KillGroup(SIGKILL, absl::StrCat("timeout after ", options_.timeout.count(), " ms"));
+    }
+    if (!exited_ && !forced_ && killed_at_ && Clock::now() >= *killed_at_ + kForceEndAfter) {
+      forced_ = true;
+      process_.ForceEnd(
+          absl::StrCat("a run did not end within ",
+                       std::chrono::duration_cast<std::chrono::seconds>(kForceEndAfter).count(),
+                       " s of SIGKILL"));
     }
     if (std::optional<RunControl::SignalRequest> req = control_.TakeRequest(); req && !exited_) {
       if (req->signal == SIGKILL || req->signal == SIGTERM || req->signal == SIGINT ||
@@ -211,6 +225,7 @@ class Supervision {
 
   void KillGroup(int sig, std::string reason) {
     if (!kill_.has_value()) kill_ = RunControl::SignalRequest{sig, std::move(reason)};
+    if (sig == SIGKILL && !killed_at_) killed_at_ = Clock::now();
     process_.SignalGroup(sig);
   }
 
@@ -240,6 +255,9 @@ class Supervision {
   Clock::time_point last_tick_;
   bool cancelled_ = false;
   bool exited_ = false;
+  bool timed_out_ = false;
+  std::optional<Clock::time_point> killed_at_;  // the first SIGKILL we sent
+  bool forced_ = false;                         // ForceEnd was called
   int wait_status_ = 0;
   std::string lost_;  // why the command's end is unknown (its sandbox died)
   std::string buffer_;

@@ -2,9 +2,11 @@
 // ioctls, modes without set-id bits), each run for real in a child under the filter.
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,6 +59,26 @@ std::vector<AllowedCall> AllowedCalls() {
          return WIFEXITED(status) && WEXITSTATUS(status) == 7 ? 0 : -2;
        }},
       {"unshare_without_newuser", [] { return ErrnoOf(unshare(CLONE_FILES | CLONE_FS)); }},
+      // The caller's own limits and priority; reading another's limits.
+      {"setrlimit_self",
+       [] {
+         rlimit current;
+         getrlimit(RLIMIT_NOFILE, &current);
+         return ErrnoOf(setrlimit(RLIMIT_NOFILE, &current));
+       }},
+      {"prlimit_read_other",
+       [] {
+         rlimit current;
+         return ErrnoOf(prlimit(getppid(), RLIMIT_NOFILE, nullptr, &current));
+       }},
+      {"nice_self",
+       [] { return ErrnoOf(setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0))); }},
+      {"sched_setaffinity_self",
+       [] {
+         cpu_set_t set;
+         sched_getaffinity(0, sizeof(set), &set);
+         return ErrnoOf(sched_setaffinity(0, sizeof(set), &set));
+       }},
       {"fork_exec_true",
        [] {
          const pid_t pid = fork();

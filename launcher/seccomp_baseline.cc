@@ -52,6 +52,18 @@ constexpr scmp_arg_cmp HasCloneNewUser() { return ArgMasked(0, CLONE_NEWUSER, CL
 // `arg` has every bit of `bits` set.
 constexpr scmp_arg_cmp ArgHas(unsigned arg, uint64_t bits) { return ArgMasked(arg, bits, bits); }
 
+// `arg` is not `value` (all 64 bits: high bits only make the rule match more).
+constexpr scmp_arg_cmp ArgNot(unsigned arg, uint64_t value) {
+  return scmp_arg_cmp{arg, SCMP_CMP_NE, value, 0};
+}
+constexpr scmp_arg_cmp ArgIs(unsigned arg, uint64_t value) {
+  return scmp_arg_cmp{arg, SCMP_CMP_EQ, value, 0};
+}
+
+// setpriority's and ioprio_set's "every process of a user" selectors.
+constexpr uint64_t kPrioUser = 2;       // PRIO_USER
+constexpr uint64_t kIoprioWhoUser = 3;  // IOPRIO_WHO_USER
+
 // x86_64's fchmodat2 (Linux 6.6). The kernel headers here predate it, so
 // SCMP_SYS(fchmodat2) does not compile; libseccomp 2.5.4 takes the number.
 constexpr int kFchmodat2 = 452;
@@ -146,6 +158,19 @@ constexpr Rule kRules[] = {
     // Its mode sits behind a pointer, so a set-id create would pass; ENOSYS
     // makes callers (glibc never uses it for open) fall back to openat.
     {SCMP_SYS(openat2), ENOSYS},
+    // Another process of the same uid — the sandbox's init, an Exec's reaper, another Exec —
+    // would take limits, priorities or CPUs set by the command: a reaper without descriptors
+    // cannot find what to kill, an idle-priority init never runs. Only the caller itself
+    // (pid / who 0) may be changed; reading another's limits stays allowed.
+    {SCMP_SYS(prlimit64), EPERM, ArgNot(0, 0), ArgNot(2, 0)},
+    {SCMP_SYS(setpriority), EPERM, ArgNot(1, 0)},
+    {SCMP_SYS(setpriority), EPERM, ArgIs(0, kPrioUser)},
+    {SCMP_SYS(ioprio_set), EPERM, ArgNot(1, 0)},
+    {SCMP_SYS(ioprio_set), EPERM, ArgIs(0, kIoprioWhoUser)},
+    {SCMP_SYS(sched_setscheduler), EPERM, ArgNot(0, 0)},
+    {SCMP_SYS(sched_setparam), EPERM, ArgNot(0, 0)},
+    {SCMP_SYS(sched_setattr), EPERM, ArgNot(0, 0)},
+    {SCMP_SYS(sched_setaffinity), EPERM, ArgNot(0, 0)},
 };
 
 using FilterContext = std::unique_ptr<void, decltype(&seccomp_release)>;

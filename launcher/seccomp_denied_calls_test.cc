@@ -12,9 +12,11 @@
 #include <linux/reboot.h>
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -251,6 +253,51 @@ std::vector<DeniedCall> DeniedCalls() {
          clone_args args{};
          args.exit_signal = SIGCHLD;
          return CloneOutcome(syscall(SYS_clone3, &args, sizeof(args)));
+       },
+       true},
+      // Another process's limits, priorities and CPUs (the parent: the same uid, and every
+      // value set is the one it has, so nothing changes if the filter let it through).
+      {"prlimit64_other", EPERM,
+       [] {
+         rlimit current;
+         getrlimit(RLIMIT_CORE, &current);
+         return syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, &current, nullptr);
+       },
+       true},
+      {"setpriority_other", EPERM,
+       [] {
+         errno = 0;
+         const int nice = getpriority(PRIO_PROCESS, getppid());
+         return syscall(SYS_setpriority, PRIO_PROCESS, getppid(), nice);
+       },
+       true},
+      {"setpriority_user", EPERM,
+       [] { return syscall(SYS_setpriority, PRIO_USER, 0, getpriority(PRIO_PROCESS, 0)); }, false},
+      {"ioprio_set_other", EPERM,
+       [] {
+         const long current = syscall(SYS_ioprio_get, 1 /*IOPRIO_WHO_PROCESS*/, getppid());
+         return syscall(SYS_ioprio_set, 1, getppid(), current);
+       },
+       true},
+      {"ioprio_set_user", EPERM,
+       [] { return syscall(SYS_ioprio_set, 3 /*IOPRIO_WHO_USER*/, 0, 0); }, false},
+      {"sched_setscheduler_other", EPERM,
+       [] {
+         sched_param param{};
+         return syscall(SYS_sched_setscheduler, getppid(), SCHED_OTHER, &param);
+       },
+       true},
+      {"sched_setparam_other", EPERM,
+       [] {
+         sched_param param{};
+         return syscall(SYS_sched_setparam, getppid(), &param);
+       },
+       true},
+      {"sched_setaffinity_other", EPERM,
+       [] {
+         cpu_set_t set;
+         sched_getaffinity(getppid(), sizeof(set), &set);
+         return syscall(SYS_sched_setaffinity, getppid(), sizeof(set), &set);
        },
        true},
       {"clone3_newuser", ENOSYS,

@@ -4,6 +4,8 @@
 #ifndef CCSANDBOX_LAUNCHER_SUPERVISED_PROCESS_H_
 #define CCSANDBOX_LAUNCHER_SUPERVISED_PROCESS_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 
 namespace ccsandbox::launcher {
@@ -25,6 +27,9 @@ class SupervisedProcess {
   // The command's wait status; an error when its end cannot be known (its sandbox died with
   // it), whose message the run then reports as the reason it was killed.
   virtual absl::StatusOr<int> Reap() = 0;
+  // Called once when the command has not ended long after SIGKILL: end it by any means (a warm
+  // Exec ends its whole sandbox). Its end is then reported through exit_fd / Reap as usual.
+  virtual void ForceEnd(const std::string& why) {}
 };
 
 }  // namespace ccsandbox::launcher

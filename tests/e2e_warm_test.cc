@@ -45,18 +45,41 @@ std::vector<pid_t> PidsStartingWith(const std::string& prefix) {
   return pids;
 }
 
-// The inits of warm sandboxes: processes running the shim with --init whose parent does not
-// (each Exec's reaper is a fork of the init, with its command line).
-std::vector<pid_t> Inits() {
+pid_t ParentOf(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos ? 0 : atoi(stat.c_str() + close + 4);
+}
+
+// The inits of the warm sandboxes of the launcher `launcher` (other tests' daemons may run at
+// the same time): processes running the shim with --init, below that launcher, whose parent
+// does not run it too (each Exec's reaper is a fork of the init, with its command line).
+std::vector<pid_t> InitsOf(pid_t launcher) {
   std::vector<pid_t> all = PidsStartingWith(kInitMarker), inits;
   for (pid_t pid : all) {
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    const pid_t parent = atoi(stat.c_str() + close + 4);
-    if (std::find(all.begin(), all.end(), parent) == all.end()) inits.push_back(pid);
+    if (std::find(all.begin(), all.end(), ParentOf(pid)) != all.end()) continue;
+    for (pid_t up = ParentOf(pid); up > 1; up = ParentOf(up)) {
+      if (up == launcher) {
+        inits.push_back(pid);
+        break;
+      }
+    }
   }
   return inits;
+}
+
+// True once none of `pids` runs (a zombie counts as gone), within `limit`.
+bool AllGone(const std::vector<pid_t>& pids, absl::Duration limit) {
+  return PollUntil(
+      [&] {
+        for (pid_t pid : pids) {
+          const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+          const size_t close = stat.rfind(')');
+          if (close != std::string::npos && stat.substr(close + 2, 1) != "Z") return false;
+        }
+        return true;
+      },
+      limit, "the sandbox's processes to end");
 }
 
 std::string StdoutOf(const std::vector<v1::SandboxEvent>& events) {
@@ -189,16 +212,16 @@ TEST_F(WarmSessionTest, LaunchStartsOneSandboxThatEveryExecRunsIn) {
   ASSERT_TRUE(Launch("w", false, &handle).ok());
   EXPECT_EQ(handle.state(), v1::SANDBOX_STATE_WARM);
   EXPECT_EQ(Get("w").state(), v1::SANDBOX_STATE_WARM);
-  ASSERT_EQ(Inits().size(), 1u) << "one init for the session";
+  ASSERT_EQ(InitsOf(d_->launcher_pid()).size(), 1u) << "one init for the session";
   // The private /tmp and the writable bind persist between the session's Execs ...
   EXPECT_EQ(StdoutOf(Exec("w", "echo one > /tmp/kept; echo bind > kept.txt; echo ok")), "ok\n");
   EXPECT_EQ(StdoutOf(Exec("w", "cat /tmp/kept kept.txt")), "one\nbind\n");
   // ... in the same sandbox: still one init, and no bwrap per Exec.
-  EXPECT_EQ(Inits().size(), 1u);
+  EXPECT_EQ(InitsOf(d_->launcher_pid()).size(), 1u);
   // Nothing persists across sessions: another session has its own /tmp.
   ASSERT_TRUE(Launch("other").ok());
   EXPECT_EQ(StdoutOf(Exec("other", "cat /tmp/kept 2>/dev/null || echo absent")), "absent\n");
-  EXPECT_EQ(Inits().size(), 2u);
+  EXPECT_EQ(InitsOf(d_->launcher_pid()).size(), 2u);
 }
 
 TEST_F(WarmSessionTest, TheSessionIsActiveWhileAnExecRunsAndWarmAfter) {
@@ -370,7 +393,7 @@ TEST_F(WarmSessionTest, ACreateRefusalReachesOnlyTheExecThatCausedIt) {
 TEST_F(WarmSessionTest, ASandboxThatDiesEndsItsExecsAndTheSessionLoudly) {
   ASSERT_TRUE(Launch("d").ok());
   Background held = Start("d", "echo started; exec sleep 30");
-  std::vector<pid_t> inits = Inits();
+  std::vector<pid_t> inits = InitsOf(d_->launcher_pid());
   ASSERT_EQ(inits.size(), 1u);
   ASSERT_EQ(kill(inits[0], SIGKILL), 0);  // killed from the host
   std::vector<v1::SandboxEvent> events = held.events.get();
@@ -390,7 +413,7 @@ TEST_F(WarmSessionTest, ASandboxThatDiesEndsItsExecsAndTheSessionLoudly) {
 
 TEST_F(WarmSessionTest, TheInitHoldsNoCapabilityAndNothingOfTheControlPlane) {
   ASSERT_TRUE(Launch("i").ok());
-  std::vector<pid_t> inits = Inits();
+  std::vector<pid_t> inits = InitsOf(d_->launcher_pid());
   ASSERT_EQ(inits.size(), 1u);
   const std::string status = ReadFile(absl::StrCat("/proc/", inits[0], "/status"));
   EXPECT_TRUE(absl::StrContains(status, "CapEff:\t0000000000000000")) << status;
@@ -417,7 +440,7 @@ TEST_F(WarmSessionTest, DestroyReturnsWithNothingOfTheSessionRunning) {
   ASSERT_TRUE(Launch("x").ok());
   Background held = Start("x", "echo started; exec sleep 30");
   ASSERT_TRUE(Destroy("x").ok());
-  EXPECT_TRUE(Inits().empty());
+  EXPECT_TRUE(InitsOf(d_->launcher_pid()).empty());
   std::vector<v1::SandboxEvent> events = held.events.get();
   ASSERT_NE(Last(events), nullptr);
   EXPECT_TRUE(Last(events)->has_killed());
@@ -425,8 +448,10 @@ TEST_F(WarmSessionTest, DestroyReturnsWithNothingOfTheSessionRunning) {
 
 TEST_F(WarmSessionTest, ALauncherRestartPutsWarmSessionsInError) {
   ASSERT_TRUE(Launch("r").ok());
+  const std::vector<pid_t> inits = InitsOf(d_->launcher_pid());
+  ASSERT_EQ(inits.size(), 1u);
   ASSERT_TRUE(d_->RestartLauncher().ok());
-  EXPECT_TRUE(WaitNoProcessMatches(kInitMarker, 5));
+  EXPECT_TRUE(AllGone(inits, absl::Seconds(5)));
   ASSERT_TRUE(PollUntil([&] { return Get("r").state() == v1::SANDBOX_STATE_ERROR; },
                         absl::Seconds(10), "the session to go to error"));
   grpc::Status status;
@@ -439,9 +464,10 @@ TEST_F(WarmSessionTest, ALauncherRestartPutsWarmSessionsInError) {
 
 TEST_F(WarmSessionTest, ACrashedBrokerLeavesNoSandbox) {
   ASSERT_TRUE(Launch("b").ok());
-  ASSERT_EQ(Inits().size(), 1u);
+  const std::vector<pid_t> inits = InitsOf(d_->launcher_pid());
+  ASSERT_EQ(inits.size(), 1u);
   d_->CrashBroker();
-  EXPECT_TRUE(WaitNoProcessMatches(kInitMarker, 2));
+  EXPECT_TRUE(AllGone(inits, absl::Seconds(2)));
 }
 
 }  // namespace

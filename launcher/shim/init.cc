@@ -44,6 +44,9 @@ class Init {
 
   int Run() {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    // A signal for a reaper that has just exited writes to a pipe nobody reads: EPIPE, not
+    // the init's death.
+    signal(SIGPIPE, SIG_IGN);
     if (guard_.channel_fd == kPerExecGuardChannel) {
       // Built once for every Exec: libseccomp's compilation costs more than the fork.
       absl::StatusOr<std::string> program = CreateFilterProgram();

@@ -1,9 +1,12 @@
 #include "launcher/shim/init_protocol.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -114,13 +117,16 @@ absl::StatusOr<InitMessage> DecodeInitPayload(std::string_view payload, size_t& 
   return message;
 }
 
-absl::Status SendInitMessage(int fd, const InitMessage& message, absl::Span<const int> fds) {
+absl::Status SendInitMessage(int fd, const InitMessage& message, absl::Span<const int> fds,
+                             int timeout_ms) {
   if (fds.size() > kMaxInitFrameFds) return absl::InvalidArgumentError("init frame: too many fds");
   const std::string frame = EncodeInitFrame(message, fds.size());
   if (frame.size() - 4 > kMaxInitFrameBytes) {
     return absl::InvalidArgumentError("init frame: argv and environment too large");
   }
   size_t sent = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   while (sent < frame.size()) {
     iovec iov{const_cast<char*>(frame.data() + sent), frame.size() - sent};
     msghdr msg{};
@@ -136,7 +142,16 @@ absl::Status SendInitMessage(int fd, const InitMessage& message, absl::Span<cons
       cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
       std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
     }
-    const ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    const ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | (timeout_ms >= 0 ? MSG_DONTWAIT : 0));
+    if (n < 0 && errno == EAGAIN && timeout_ms >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd room{fd, POLLOUT, 0};
+      if (left.count() <= 0 || poll(&room, 1, static_cast<int>(left.count())) == 0) {
+        return absl::DeadlineExceededError("init channel: the peer takes nothing");
+      }
+      continue;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       return absl::UnavailableError(absl::StrCat("init channel: ", strerror(errno)));

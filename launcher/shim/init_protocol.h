@@ -72,9 +72,12 @@ std::string EncodeInitFrame(const InitMessage& message, size_t fd_count);
 // descriptor count.
 absl::StatusOr<InitMessage> DecodeInitPayload(std::string_view payload, size_t& fd_count);
 
-// Writes one whole frame to the (blocking) stream socket `fd`, the descriptors going with its
-// first byte. Not thread-safe per fd: callers serialise.
-absl::Status SendInitMessage(int fd, const InitMessage& message, absl::Span<const int> fds = {});
+// Writes one whole frame to the stream socket `fd`, the descriptors going with its first byte.
+// `timeout_ms` >= 0 bounds the wait for room (a peer that stopped reading): DEADLINE_EXCEEDED
+// after it, the frame perhaps half sent (the channel is then unusable). Not thread-safe per
+// fd: callers serialise.
+absl::Status SendInitMessage(int fd, const InitMessage& message, absl::Span<const int> fds = {},
+                             int timeout_ms = -1);
 
 class InitFrameReader {
  public:

@@ -1,5 +1,8 @@
 #include "launcher/shim/net_bridge.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -24,23 +27,49 @@ SocketRelayOptions BridgeOptions() {
   return options;
 }
 
-// Connects the relay's remote side to the session's proxy, then relays. On
-// failure the client sees its connection close.
-void Connect(std::shared_ptr<SocketRelay> relay, const std::string& unix_path) {
-  asio::error_code ignored;
-  relay->local().set_option(asio::ip::tcp::no_delay(true), ignored);
-  relay->remote().async_connect(asio::local::stream_protocol::endpoint(unix_path),
-                                [relay](const asio::error_code& error) {
-                                  if (error) return;
-                                  relay->Start(relay);
-                                });
+// Descriptors one connection may hold: its two sockets and two pipes per bulk direction.
+constexpr int kFdsPerConnection = 6;
+// Descriptors kept for everything else (a warm sandbox's init receives each Exec's).
+constexpr int kReservedFds = 64;
+constexpr int kMaxConnections = 1024;
+
+// How many connections the process's descriptor limit leaves room for.
+int ConnectionLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return kMaxConnections;
+  const rlim_t room = limit.rlim_cur > kReservedFds ? limit.rlim_cur - kReservedFds : 0;
+  return static_cast<int>(std::min<rlim_t>(kMaxConnections, room / kFdsPerConnection));
 }
 
 }  // namespace
 
+// One relayed connection, counted while it lives.
+struct NetBridge::Tracked {
+  Tracked(std::shared_ptr<SocketRelay> r, std::shared_ptr<int> l)
+      : relay(std::move(r)), live(std::move(l)) {
+    ++*live;
+  }
+  ~Tracked() { --*live; }
+  std::shared_ptr<SocketRelay> relay;
+  std::shared_ptr<int> live;  // shared: a relay may outlive the bridge in the loop's queue
+};
+
+// Connects the relay's remote side to the session's proxy, then relays. On
+// failure the client sees its connection close.
+void NetBridge::Connect(std::shared_ptr<Tracked> tracked, const std::string& unix_path) {
+  asio::error_code ignored;
+  tracked->relay->local().set_option(asio::ip::tcp::no_delay(true), ignored);
+  tracked->relay->remote().async_connect(asio::local::stream_protocol::endpoint(unix_path),
+                                         [tracked](const asio::error_code& error) {
+                                           if (error) return;
+                                           tracked->relay->Start(tracked);
+                                         });
+}
+
 absl::StatusOr<std::unique_ptr<NetBridge>> NetBridge::Create(
     asio::io_context& io, const std::vector<BridgeRoute>& routes) {
   auto bridge = std::unique_ptr<NetBridge>(new NetBridge(io));
+  bridge->max_live_ = ConnectionLimit();
   for (const BridgeRoute& route : routes) {
     asio::error_code error;
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(route.listen_address, error),
@@ -79,12 +108,20 @@ void NetBridge::Accept(Listener& listener) {
   // Local: the TCP client inside the sandbox; remote: the proxy's Unix socket.
   auto relay = std::make_shared<SocketRelay>(SocketRelay::Socket(io_), SocketRelay::Socket(io_),
                                              BridgeOptions());
-  listener.acceptor.async_accept(relay->local(),
-                                 [this, &listener, relay](const asio::error_code& error) {
-                                   if (error == asio::error::operation_aborted) return;
-                                   if (!error) Connect(relay, listener.unix_path);
-                                   Accept(listener);
-                                 });
+  listener.acceptor.async_accept(
+      relay->local(), [this, &listener, relay](const asio::error_code& error) {
+        if (error == asio::error::operation_aborted) return;
+        if (!error && *live_ >= max_live_) {
+          // Full: this one is closed at once (its client sees
+          // the connection end), and the process keeps its
+          // descriptors for the rest of its work.
+          asio::error_code ignored;
+          relay->local().close(ignored);
+        } else if (!error) {
+          Connect(std::make_shared<Tracked>(relay, live_), listener.unix_path);
+        }
+        Accept(listener);
+      });
 }
 
 }  // namespace ccsandbox::launcher

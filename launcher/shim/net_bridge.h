@@ -4,6 +4,10 @@
 // fork-per-connection bridge caps at a few hundred connections a second on
 // these machines).
 //
+// At most min(1024, what RLIMIT_NOFILE leaves room for) connections are relayed at once; one
+// beyond that is accepted and closed at once, so a command holding thousands of connections
+// cannot take the descriptors its process needs for anything else.
+//
 // Each connection is a SocketRelay (base/socket_relay.h: copied while small,
 // spliced once bulk, copied again without a pipe worth having; EOF forwarded as
 // shutdown(SHUT_WR); the first error resets both sides) with a 256 KiB pipe per
@@ -43,10 +47,14 @@ class NetBridge {
     asio::ip::tcp::acceptor acceptor;
     std::string unix_path;
   };
+  struct Tracked;
   explicit NetBridge(asio::io_context& io) : io_(io) {}
   void Accept(Listener& listener);
+  void Connect(std::shared_ptr<Tracked> tracked, const std::string& unix_path);
 
   asio::io_context& io_;
+  std::shared_ptr<int> live_ = std::make_shared<int>(0);  // connections being relayed
+  int max_live_ = 0;
   std::vector<std::unique_ptr<Listener>> listeners_;
 };
 

@@ -20,7 +20,10 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "launcher/create_guard/in_sandbox.h"
 #include "launcher/create_guard/landlock.h"
 
@@ -77,11 +80,25 @@ int ShellCode(int status) {
               errno == ENOENT ? 127 : 126);
 }
 
+// How long the kill loop may take before the reaper gives up (and ends the sandbox).
+constexpr absl::Duration kKillLimit = absl::Seconds(10);
+
+// The reaper cannot keep its promise: dying by a signal tells the init to end the sandbox.
+[[noreturn]] void FailClosed(const std::string& why) {
+  fprintf(stderr, "sandbox_shim: reaper: %s; ending the sandbox\n", why.c_str());
+  raise(SIGKILL);
+  _exit(125);  // not reached
+}
+
 // Kills every descendant until none is left, reaping them all; records the command's code if
 // it is reaped meanwhile. As a subreaper, once waitpid has no child left, no descendant is.
 void KillAll(pid_t command, std::optional<int>& code, int sigchld_fd) {
+  const absl::Time limit = absl::Now() + kKillLimit;
   for (;;) {
-    for (int pid : Descendants(getpid())) kill(pid, SIGKILL);
+    absl::StatusOr<std::vector<int>> descendants = Descendants(getpid());
+    if (!descendants.ok()) FailClosed(std::string(descendants.status().message()));
+    if (absl::Now() > limit) FailClosed("the Exec's processes did not all end");
+    for (int pid : *descendants) kill(pid, SIGKILL);
     bool reaped = false;
     int status;
     pid_t pid;
@@ -101,20 +118,34 @@ void KillAll(pid_t command, std::optional<int>& code, int sigchld_fd) {
 }
 
 void SignalAll(int sig) {
-  for (int pid : Descendants(getpid())) kill(pid, sig);
+  absl::StatusOr<std::vector<int>> descendants = Descendants(getpid());
+  if (!descendants.ok()) FailClosed(std::string(descendants.status().message()));
+  for (int pid : *descendants) kill(pid, sig);
 }
 
 }  // namespace
 
-std::vector<int> Descendants(int ancestor, const std::string& proc_root) {
+absl::StatusOr<std::vector<int>> Descendants(int ancestor, const std::string& proc_root) {
   std::multimap<int, int> children;  // ppid -> pid
   DIR* dir = opendir(proc_root.c_str());
-  if (dir == nullptr) return {};
+  if (dir == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot list ", proc_root, ": ", strerror(errno)));
+  }
+  absl::Cleanup close_dir = [dir] { closedir(dir); };
   while (dirent* entry = readdir(dir)) {
     int pid;
     if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
-    std::ifstream stat(proc_root + "/" + entry->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::string path = absl::StrCat(proc_root, "/", entry->d_name, "/stat");
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT || errno == ESRCH) continue;  // it ended meanwhile
+      return absl::UnavailableError(absl::StrCat("cannot read ", path, ": ", strerror(errno)));
+    }
+    char buf[1024];
+    const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) continue;  // a process that ended between open and read
+    const std::string text(buf, static_cast<size_t>(n));
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
     const size_t close = text.rfind(')');
     if (close == std::string::npos) continue;
@@ -123,7 +154,6 @@ std::vector<int> Descendants(int ancestor, const std::string& proc_root) {
     int ppid = 0;
     if (rest >> state >> ppid) children.emplace(ppid, pid);
   }
-  closedir(dir);
   std::vector<int> found;
   std::vector<int> frontier{ancestor};
   while (!frontier.empty()) {

@@ -9,13 +9,17 @@
 // The command itself is started in a new session, with its stdio, its environment, its
 // working directory and, before exec, the create guard (when the sandbox has one) or a
 // Landlock domain scoping its signals: either way it cannot signal the reaper or the init, so
-// it cannot end its own tracking.
+// it cannot end its own tracking (nor change their limits or priorities: the seccomp baseline).
+// Should the reaper still fail to see or end the Exec's processes (no /proc entry it can read,
+// a kill loop that does not converge), it kills itself: the init then ends the whole sandbox
+// rather than let a process of the Exec outlive it.
 #ifndef CCSANDBOX_LAUNCHER_SHIM_REAPER_H_
 #define CCSANDBOX_LAUNCHER_SHIM_REAPER_H_
 
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "launcher/shim/shim_args.h"
 
 namespace ccsandbox::launcher {
@@ -36,8 +40,9 @@ struct ReaperRequest {
 int RunReaper(const ReaperRequest& request);
 
 // The pids of every process whose parent chain leads to `ancestor`, read from `proc_root`
-// (a /proc of the caller's pid namespace). Exposed for tests.
-std::vector<int> Descendants(int ancestor, const std::string& proc_root = "/proc");
+// (a /proc of the caller's pid namespace); an error when it cannot be read whole. Exposed for
+// tests.
+absl::StatusOr<std::vector<int>> Descendants(int ancestor, const std::string& proc_root = "/proc");
 
 }  // namespace ccsandbox::launcher
 

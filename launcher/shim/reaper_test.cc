@@ -85,13 +85,17 @@ TEST(ReaperTest, DescendantsFollowTheParentChain) {
   }
   std::vector<int> found;
   for (int i = 0; i < 200 && found.size() < 2; ++i) {
-    found = Descendants(getpid());
+    found = Descendants(getpid()).value_or(std::vector<int>());
     usleep(5000);
   }
   EXPECT_EQ(found.size(), 2u);
   EXPECT_NE(std::find(found.begin(), found.end(), child), found.end());
   for (int pid : found) kill(pid, SIGKILL);
   waitpid(child, nullptr, 0);
+}
+
+TEST(ReaperTest, AProcRootThatCannotBeReadIsAnError) {
+  EXPECT_FALSE(Descendants(getpid(), "/nonexistent-proc").ok());
 }
 
 TEST(ReaperTest, TheCommandsCodeComesBackAndItsOutputReachesItsPipe) {

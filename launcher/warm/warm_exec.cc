@@ -46,12 +46,14 @@ std::optional<absl::StatusOr<int>> WarmExecState::result() {
 }
 
 WarmExec::WarmExec(std::shared_ptr<WarmExecState> state, UniqueFd stdin_w, UniqueFd stdout_r,
-                   UniqueFd stderr_r, std::function<void(int)> signal)
+                   UniqueFd stderr_r, std::function<void(int)> signal,
+                   std::function<void(const std::string&)> end_sandbox)
     : state_(std::move(state)),
       stdin_(std::move(stdin_w)),
       stdout_(std::move(stdout_r)),
       stderr_(std::move(stderr_r)),
-      signal_(std::move(signal)) {}
+      signal_(std::move(signal)),
+      end_sandbox_(std::move(end_sandbox)) {}
 
 WarmExec::~WarmExec() {
   // Never left running: an Exec dropped before its end is killed.

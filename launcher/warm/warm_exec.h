@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -45,9 +46,11 @@ class WarmExecState {
 
 class WarmExec : public SupervisedProcess {
  public:
-  // `signal` delivers a signal to the Exec in its sandbox.
+  // `signal` delivers a signal to the Exec in its sandbox; `end_sandbox` ends the whole
+  // sandbox (ForceEnd).
   WarmExec(std::shared_ptr<WarmExecState> state, UniqueFd stdin_w, UniqueFd stdout_r,
-           UniqueFd stderr_r, std::function<void(int)> signal);
+           UniqueFd stderr_r, std::function<void(int)> signal,
+           std::function<void(const std::string&)> end_sandbox);
   ~WarmExec() override;
 
   int stdin_fd() const override { return stdin_.get(); }
@@ -59,6 +62,7 @@ class WarmExec : public SupervisedProcess {
   int exit_fd() const override { return state_->ended_fd(); }
   void SignalGroup(int sig) override;
   absl::StatusOr<int> Reap() override;
+  void ForceEnd(const std::string& why) override { end_sandbox_(why); }
   // The Exec's reaper in the sandbox's PID namespace, once started.
   std::optional<pid_t> pid() const { return state_->pid(); }
 
@@ -66,6 +70,7 @@ class WarmExec : public SupervisedProcess {
   std::shared_ptr<WarmExecState> state_;
   UniqueFd stdin_, stdout_, stderr_;
   std::function<void(int)> signal_;
+  std::function<void(const std::string&)> end_sandbox_;
 };
 
 }  // namespace ccsandbox::launcher

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,10 @@ namespace ccsandbox::launcher {
 namespace {
 
 constexpr int kCancelPollMs = 200;
+// An init that takes no frame for this long is treated as gone: the sandbox ends.
+constexpr int kSendTimeoutMs = 5000;
+// Lines of what bwrap and the init say that reach the log, per sandbox (the rest is counted).
+constexpr int kLoggedLines = 200;
 constexpr size_t kStderrTail = 2048;
 
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
@@ -32,7 +37,19 @@ absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
 }  // namespace
 
 WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel)
-    : id_(std::move(id)), process_(std::move(process)), channel_(std::move(channel)) {}
+    : id_(std::move(id)),
+      process_(std::move(process)),
+      channel_(std::move(channel)),
+      stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+void WarmSandbox::Stop(const std::string& reason) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_reason_.empty()) stop_reason_ = reason;
+  }
+  const uint64_t one = 1;
+  (void)!write(stop_.get(), &one, sizeof(one));
+}
 
 WarmSandbox::~WarmSandbox() { Die("the sandbox was stopped"); }
 
@@ -47,7 +64,12 @@ std::string WarmSandbox::DrainOutput(int fd, bool is_stderr) {
   if (n <= 0) return "closed";
   const std::string text(buf, static_cast<size_t>(n));
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    spdlog::warn("sandbox {}: {}", id_, std::string(line));
+    if (++logged_lines_ <= kLoggedLines) {
+      spdlog::warn("sandbox {}: {}", id_, std::string(line));
+    } else if (logged_lines_ == kLoggedLines + 1) {
+      spdlog::warn("sandbox {}: said more than {} lines; the rest is not logged", id_,
+                   kLoggedLines);
+    }
   }
   if (is_stderr) {
     stderr_tail_.append(text);
@@ -66,13 +88,17 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
   bool channel_open = true;
   bool exited = false;
   while (reason.empty()) {
-    pollfd fds[5] = {{channel_open ? channel_.get() : -1, POLLIN, 0},
+    pollfd fds[6] = {{channel_open ? channel_.get() : -1, POLLIN, 0},
                      {process_->exit_fd(), POLLIN, 0},
                      {process_->stdout_fd(), POLLIN, 0},
                      {process_->stderr_fd(), POLLIN, 0},
-                     {control.wake_fd(), POLLIN, 0}};
-    if (poll(fds, 5, kCancelPollMs) < 0 && errno != EINTR) {
+                     {control.wake_fd(), POLLIN, 0},
+                     {stop_.get(), POLLIN, 0}};
+    if (poll(fds, 6, kCancelPollMs) < 0 && errno != EINTR) {
       reason = absl::StrCat("poll: ", strerror(errno));
+    } else if (fds[5].revents != 0) {
+      absl::MutexLock lock(&mu_);
+      reason = stop_reason_;
     } else if (std::optional<RunControl::SignalRequest> stop = control.TakeRequest()) {
       reason = stop->reason;
     } else if (cancelled()) {
@@ -177,8 +203,12 @@ void WarmSandbox::Die(const std::string& reason) {
 
 void WarmSandbox::Signal(uint64_t exec_id, int sig) {
   InitMessage message{.kind = InitKind::kSignal, .exec_id = exec_id, .value = sig};
-  absl::MutexLock lock(&send_mu_);
-  (void)SendInitMessage(channel_.get(), message);
+  absl::Status sent;
+  {
+    absl::MutexLock lock(&send_mu_);
+    sent = SendInitMessage(channel_.get(), message, {}, kSendTimeoutMs);
+  }
+  if (!sent.ok()) Stop(absl::StrCat("its init did not take a signal (", sent.message(), ")"));
 }
 
 absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
@@ -208,18 +238,20 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
   absl::Status sent;
   {
     absl::MutexLock lock(&send_mu_);
-    sent = SendInitMessage(channel_.get(), message, fds);
+    sent = SendInitMessage(channel_.get(), message, fds, kSendTimeoutMs);
   }
   if (!sent.ok()) {
+    Stop(absl::StrCat("its init did not take an Exec (", sent.message(), ")"));
     absl::MutexLock lock(&mu_);
     execs_.erase(exec_id);
     return absl::FailedPreconditionError(
         absl::StrCat("the session's sandbox is not reachable: ", sent.message()));
   }
   // Ours from here on, whether or not it starts: dropping it kills it.
-  auto exec = std::make_unique<WarmExec>(state, std::move(in->second), std::move(out->first),
-                                         std::move(err->first),
-                                         [this, exec_id](int sig) { Signal(exec_id, sig); });
+  auto exec = std::make_unique<WarmExec>(
+      state, std::move(in->second), std::move(out->first), std::move(err->first),
+      [this, exec_id](int sig) { Signal(exec_id, sig); },
+      [this](const std::string& why) { Stop(why); });
   absl::StatusOr<pid_t> started = state->AwaitStart(absl::Seconds(10));
   if (!started.ok() && !state->result().has_value()) return started.status();
   return exec;

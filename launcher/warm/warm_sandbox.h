@@ -50,6 +50,8 @@ class WarmSandbox {
                     const std::function<void(pid_t)>& on_ready,
                     absl::Duration ready_limit = absl::Seconds(30));
   bool was_ready() const;
+  // Ends the sandbox from any thread (Serve returns `reason`).
+  void Stop(const std::string& reason);
 
   // Starts one Exec: `env` is its complete environment ("NAME=value"); `guard_channel` the
   // sandbox end of its create guard channel when the sandbox has a guard (else invalid).
@@ -75,8 +77,11 @@ class WarmSandbox {
   const UniqueFd channel_;
   InitFrameReader reader_{/*accept_fds=*/false};
   std::string stderr_tail_;  // the last of what bwrap and the init said, for the reason
+  int logged_lines_ = 0;
 
+  const UniqueFd stop_;  // eventfd: Stop was called
   mutable absl::Mutex mu_;
+  std::string stop_reason_ ABSL_GUARDED_BY(mu_);
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   std::string dead_ ABSL_GUARDED_BY(mu_);  // why it ended; empty while it runs
   uint64_t next_exec_ ABSL_GUARDED_BY(mu_) = 1;
