@@ -81,6 +81,11 @@ void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice
 absl::Status CheckLaunchSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend,
                              const policy::ForbiddenDirs& forbidden_dirs) {
   if (absl::Status valid = policy::ValidateSpec(spec, backend); !valid.ok()) return valid;
+  if (spec.has_resources() && backend != v1::SANDBOX_BACKEND_NATIVE) {
+    return absl::InvalidArgumentError(
+        "resources: only the native backend's sandboxes are limited; this session runs on "
+        "the host unconfined");
+  }
   if (absl::Status valid = CheckSpecPaths(spec, backend, forbidden_dirs); !valid.ok()) {
     spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
     return valid;
@@ -114,6 +119,11 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
     response->set_filename_denies_enforced(guard.available);
     response->set_filename_denies_note(
         policy::FilenameEnforcementNote(guard.known, guard.available, guard.reason));
+    response->set_resource_limits_enforced(guard.limits_available);
+    response->set_resource_limits_note(!guard.known ? absl::StrCat("unknown: ", guard.reason)
+                                       : guard.limits_available
+                                           ? absl::StrCat("enforced with ", guard.limits_reason)
+                                           : absl::StrCat("NOT enforced: ", guard.limits_reason));
   }
   return grpc::Status::OK;
 }
@@ -158,7 +168,8 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
       (void)DestroySession(spec.session_id(), "its sandbox did not start");
       return ToGrpc(warm);
     }
-    handle->set_state(v1::SANDBOX_STATE_WARM);
+    absl::StatusOr<v1::SandboxHandle> warm = sessions_.Get(spec.session_id());
+    if (warm.ok()) *handle = *warm;
   }
   spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
                std::string(policy::BackendName(choice->actual)), choice->note, *egress_note);
@@ -332,6 +343,7 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
     plan->add_forbidden_dirs(dir.path);
   }
   if (start.create_guard.has_value()) *plan->mutable_create_guard() = *start.create_guard;
+  if (start.spec.has_resources()) *plan->mutable_resources() = start.spec.resources();
   if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
     std::optional<v1::EgressPlan> egress = egress_.PlanFor(request.session_id());
     if (!egress.has_value()) {
@@ -347,6 +359,7 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
     plan->clear_egress();
     plan->clear_create_guard();
     plan->clear_forbidden_dirs();
+    plan->clear_resources();
     plan->set_sandbox_id(start.sandbox_id);
   }
   // What the launcher would refuse (or fail to receive), refused here with the same words.
@@ -372,17 +385,18 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) {
     return absl::UnavailableError(reachable.error_message());
   }
-  absl::StatusOr<uint32_t> warm =
+  absl::StatusOr<v1::SandboxLifecycle::Warm> warm =
       sandboxes_.Start(*launcher_.stub, *plan, [this, session_id](const std::string& reason) {
         spdlog::error("session {}: its sandbox ended: {}", session_id, reason);
         sessions_.Fail(session_id, reason);
       });
   if (!warm.ok()) return warm.status();
-  if (!sessions_.MarkWarm(session_id, sandbox_id)) {
+  if (!sessions_.MarkWarm(session_id, sandbox_id, warm->limits())) {
     sandboxes_.Stop(*launcher_.stub, sandbox_id, "session destroyed while it started");
     return absl::AbortedError("sessionId: the session was destroyed while its sandbox started");
   }
-  spdlog::info("session {}: sandbox {} warm (pid {})", session_id, sandbox_id, *warm);
+  spdlog::info("session {}: sandbox {} warm (pid {}; {})", session_id, sandbox_id, warm->pid(),
+               warm->limits());
   return absl::OkStatus();
 }
 

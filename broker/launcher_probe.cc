@@ -28,6 +28,8 @@ CreateGuardState CreateGuardStateFrom(const absl::StatusOr<v1::LauncherProbeResp
   state.known = true;
   state.available = probe->create_guard_available();
   state.reason = probe->create_guard_reason();
+  state.limits_available = probe->resource_limits_available();
+  state.limits_reason = probe->resource_limits_reason();
   return state;
 }
 

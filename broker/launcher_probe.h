@@ -17,6 +17,9 @@ struct CreateGuardState {
   bool known = false;      // the launcher answered
   bool available = false;  // and said it enforces the denies at creation time
   std::string reason;      // its reason, or why it could not be asked
+  // Whether it enforces resource limits (cgroups), and how or why not.
+  bool limits_available = false;
+  std::string limits_reason;
 };
 
 // UNAVAILABLE when the launcher does not answer within `wait`.

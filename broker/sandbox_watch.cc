@@ -18,7 +18,7 @@ struct SandboxWatch::Watched {
   std::thread thread;
   absl::Notification ended;  // the call is over
   absl::Mutex mu;
-  std::optional<absl::StatusOr<uint32_t>> warm ABSL_GUARDED_BY(mu);
+  std::optional<absl::StatusOr<v1::SandboxLifecycle::Warm>> warm ABSL_GUARDED_BY(mu);
   bool stopping ABSL_GUARDED_BY(mu) = false;
 };
 
@@ -38,9 +38,9 @@ SandboxWatch::~SandboxWatch() {
   for (auto& [id, watched] : all) watched->thread.join();
 }
 
-absl::StatusOr<uint32_t> SandboxWatch::Start(v1::SandboxLauncher::StubInterface& launcher,
-                                             const v1::LaunchPlan& plan,
-                                             std::function<void(const std::string&)> on_end) {
+absl::StatusOr<v1::SandboxLifecycle::Warm> SandboxWatch::Start(
+    v1::SandboxLauncher::StubInterface& launcher, const v1::LaunchPlan& plan,
+    std::function<void(const std::string&)> on_end) {
   auto watched = std::make_shared<Watched>();
   {
     absl::MutexLock lock(&mu_);
@@ -56,7 +56,7 @@ absl::StatusOr<uint32_t> SandboxWatch::Start(v1::SandboxLauncher::StubInterface&
     while (reader->Read(&message)) {
       if (message.has_warm()) {
         absl::MutexLock lock(&watched->mu);
-        if (!watched->warm.has_value()) watched->warm = message.warm().pid();
+        if (!watched->warm.has_value()) watched->warm = message.warm();
       } else if (message.has_ended()) {
         reason = message.ended().reason();
       }
@@ -71,7 +71,7 @@ absl::StatusOr<uint32_t> SandboxWatch::Start(v1::SandboxLauncher::StubInterface&
       absl::MutexLock lock(&watched->mu);
       was_warm = watched->warm.has_value();
       if (!was_warm) {
-        watched->warm = absl::StatusOr<uint32_t>(
+        watched->warm = absl::StatusOr<v1::SandboxLifecycle::Warm>(
             status.ok() ? absl::UnavailableError(reason)
                         : absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                                        status.error_message()));
@@ -81,7 +81,7 @@ absl::StatusOr<uint32_t> SandboxWatch::Start(v1::SandboxLauncher::StubInterface&
     watched->ended.Notify();
     if (was_warm && !stopping) on_end(reason);
   });
-  absl::StatusOr<uint32_t> warm = absl::UnavailableError("");
+  absl::StatusOr<v1::SandboxLifecycle::Warm> warm = absl::UnavailableError("");
   {
     absl::MutexLock lock(&watched->mu);
     auto known = [&watched]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(watched->mu) {

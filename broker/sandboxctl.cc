@@ -92,6 +92,9 @@ int Probe(v1::SandboxBroker::Stub& stub, bool json) {
     std::cout << text << std::endl;
   } else {
     std::cout << response.status_line() << std::endl;
+    if (!response.resource_limits_note().empty()) {
+      std::cout << "resource limits: " << response.resource_limits_note() << std::endl;
+    }
   }
   return 0;
 }

@@ -48,7 +48,8 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::Plan(const std::string& ses
                   it->second.create_guard, it->second.sandbox_id};
 }
 
-bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sandbox_id) {
+bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sandbox_id,
+                            const std::string& limits) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(session_id);
   if (it == sessions_.end() || it->second.handle.state() != v1::SANDBOX_STATE_CREATED) {
@@ -56,6 +57,10 @@ bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sa
   }
   it->second.sandbox_id = sandbox_id;
   it->second.handle.set_state(v1::SANDBOX_STATE_WARM);
+  if (!limits.empty()) {
+    (*it->second.handle.mutable_details()->mutable_fields())["resourceLimits"].set_string_value(
+        limits);
+  }
   return true;
 }
 

@@ -41,7 +41,9 @@ class SessionTable {
   absl::StatusOr<RunStart> Plan(const std::string& session_id) const;
   // The session's sandbox `sandbox_id` is warm; false when the session is gone (destroyed
   // meanwhile) or no longer waiting for it.
-  bool MarkWarm(const std::string& session_id, const std::string& sandbox_id);
+  // `limits` says how the sandbox is limited (the handle's resourceLimits detail).
+  bool MarkWarm(const std::string& session_id, const std::string& sandbox_id,
+                const std::string& limits = "");
   // The session's sandbox ended by itself: state error, with `reason`.
   void Fail(const std::string& session_id, const std::string& reason);
   // Marks `run_id` in flight (state active) and returns what the plan needs. FAILED_PRECONDITION

@@ -128,9 +128,31 @@ std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, Gr
 
 // Supervises the started run to its end, then drains its events to the broker: CANCELLED
 // when the broker cancelled the run or did not take every event.
+// The run's counters as its events carry them.
+v1::SandboxUsage ToProto(const CgroupUsage& read) {
+  v1::SandboxUsage usage;
+  usage.set_memory_peak_bytes(read.memory_peak_bytes);
+  usage.set_cpu_usage_us(read.cpu_usage_us);
+  usage.set_oom_kills(read.oom_kills);
+  usage.set_pids_max_hits(read.pids_max_hits);
+  return usage;
+}
+
 grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<SupervisedProcess>& process,
-                            RunControl& control, absl::Duration stall_limit, GrpcSink& sink) {
+                            RunControl& control, absl::Duration stall_limit, GrpcSink& sink,
+                            std::function<std::optional<CgroupUsage>()> usage) {
   SuperviseOptions options;
+  if (usage) {
+    options.usage = [usage]() -> std::optional<v1::SandboxUsage> {
+      std::optional<CgroupUsage> read = usage();
+      if (!read.has_value()) return std::nullopt;
+      return ToProto(*read);
+    };
+    options.pids_limit_hit = [usage] {
+      std::optional<CgroupUsage> read = usage();
+      return read.has_value() && read->pids_max_hits > 0;
+    };
+  }
   options.stdin_data = plan.stdin();
   options.timeout = std::chrono::milliseconds(plan.timeout_ms());
   options.report_violations = plan.backend() == v1::SANDBOX_BACKEND_NATIVE;
@@ -194,6 +216,10 @@ grpc::Status LauncherService::Probe(grpc::ServerContext*, const v1::LauncherProb
   for (const std::string& dir : config_.system_ro_dirs) response->add_system_ro_dirs(dir);
   response->set_create_guard_available(config_.create_guard_available);
   response->set_create_guard_reason(config_.create_guard_reason);
+  response->set_resource_limits_available(config_.resources.cgroups.has_value());
+  response->set_resource_limits_reason(config_.resources.reason);
+  *response->mutable_resource_defaults() = config_.resources.policy.defaults;
+  *response->mutable_resource_ceilings() = config_.resources.policy.ceilings;
   return grpc::Status::OK;
 }
 
@@ -236,6 +262,7 @@ absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
     spec.identity = Identity{config_.root_sandbox_uid, config_.root_sandbox_gid, {}};
     bwrap.inside_root = true;
   }
+  if (absl::Status joined = JoinSessionCgroup(plan, spec, fds); !joined.ok()) return joined;
   const StageOptions stage = StageOptionsFor(config_, plan, identity, root_caller);
   absl::StatusOr<BindStage> staged = BindStage::Build(plan, config_.shim_path, stage);
   if (!staged.ok()) return staged.status();
@@ -291,6 +318,31 @@ absl::StatusOr<std::optional<int>> LauncherService::OpenCreateGuardChannel(
   return std::optional<int>(fds.guard_shim.get());
 }
 
+absl::Status LauncherService::JoinSessionCgroup(const v1::LaunchPlan& plan, ProcessSpec& spec,
+                                                SpawnFds& fds) const {
+  const ResourceLimitsConfig& resources = config_.resources;
+  if (!resources.cgroups.has_value()) {
+    // Never run with limits asked for and not enforced.
+    if (plan.has_resources()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "resources: this launcher cannot enforce resource limits: ", resources.reason));
+    }
+    fds.limits = absl::StrCat("no resource limits: ", resources.reason);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<CgroupLimits> limits =
+      EffectiveLimits(plan.has_resources() ? &plan.resources() : nullptr, resources.policy);
+  if (!limits.ok()) return limits.status();
+  absl::StatusOr<std::unique_ptr<Cgroup>> cgroup =
+      resources.cgroups->Create(CgroupLeafFor("s-", plan.run_id()));
+  if (!cgroup.ok()) return cgroup.status();
+  if (absl::Status set = (*cgroup)->SetLimits(*limits); !set.ok()) return set;
+  spec.cgroup_procs = (*cgroup)->ProcsFiles();
+  fds.cgroup = *std::move(cgroup);
+  fds.limits = DescribeLimits(*limits);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> LauncherService::OpenInitChannel(const v1::LaunchPlan& plan, ProcessSpec& spec,
                                                      SpawnFds& fds) const {
   // Never run a plan that needs the guard without it: refuse instead.
@@ -315,7 +367,12 @@ absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan
   policy::PlanLimits limits;
   if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
   limits.sandbox_start = warm;
-  const absl::Status valid = policy::ValidatePlan(plan, limits);
+  absl::Status valid = policy::ValidatePlan(plan, limits);
+  if (valid.ok() && plan.has_resources() && plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+    valid = absl::InvalidArgumentError(
+        "resources: only the native backend's sandboxes are limited; the none backend runs "
+        "unconfined");
+  }
   absl::StatusOr<ProcessSpec> spec =
       valid.ok() ? BuildProcessSpec(plan, fds, warm) : absl::StatusOr<ProcessSpec>(valid);
   if (!spec.ok()) {
@@ -351,8 +408,16 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   fds.guard_shim.Reset();  // only the shim holds its end now
   fds.seccomp.Reset();
   const pid_t pid = (*process)->pid();
+  // fds.cgroup lives to the end of this call: killed and removed after the run.
+  std::function<std::optional<CgroupUsage>()> usage;
+  if (const Cgroup* cgroup = fds.cgroup.get(); cgroup != nullptr) {
+    usage = [cgroup]() -> std::optional<CgroupUsage> {
+      absl::StatusOr<CgroupUsage> read = cgroup->Usage();
+      return read.ok() ? std::optional<CgroupUsage>(*read) : std::nullopt;
+    };
+  }
   return SuperviseStarted(*plan, *plan, *std::move(process), pid, std::move(fds.guard_launcher),
-                          **control, sink);
+                          **control, sink, std::move(usage));
 }
 
 grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
@@ -396,15 +461,20 @@ grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v
     return ToGrpc(exec.status());
   }
   const pid_t pid = (*exec)->pid().value_or(0);
+  std::function<std::optional<CgroupUsage>()> usage;
+  if (const WarmExec* warm = exec->get(); warm->cgroup() != nullptr) {
+    usage = [warm] { return warm->Usage(); };
+  }
   return SuperviseStarted(*plan, sandbox->plan, *std::move(exec), pid, std::move(guard_launcher),
-                          **control, sink);
+                          **control, sink, std::move(usage));
 }
 
 grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
                                                const v1::LaunchPlan& sandbox,
                                                std::unique_ptr<SupervisedProcess> process,
                                                pid_t pid, UniqueFd guard_channel,
-                                               RunControl& control, GrpcSink& sink) {
+                                               RunControl& control, GrpcSink& sink,
+                                               std::function<std::optional<CgroupUsage>()> usage) {
   std::unique_ptr<CreateSupervisor> guard;
   if (sandbox.has_create_guard()) {
     absl::StatusOr<std::unique_ptr<CreateSupervisor>> started =
@@ -427,7 +497,7 @@ grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
   spdlog::info("run {} started: uid {}, backend {}, pid {}{}", run.run_id(), peer_uid_,
                run.backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none", pid,
                run.sandbox_id().empty() ? "" : absl::StrCat(", in sandbox ", run.sandbox_id()));
-  return SuperviseToEnd(run, process, control, config_.stream_stall_limit, sink);
+  return SuperviseToEnd(run, process, control, config_.stream_stall_limit, sink, std::move(usage));
 }
 
 grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
@@ -443,7 +513,7 @@ grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v
   fds.init_shim.Reset();  // only the init holds its end now
   fds.seccomp.Reset();
   auto sandbox = std::make_shared<WarmSandbox>(plan->run_id(), *std::move(process),
-                                               std::move(fds.init_launcher));
+                                               std::move(fds.init_launcher), std::move(fds.cgroup));
   if (absl::Status added = warm_.Add(plan->run_id(), {sandbox, *plan}); !added.ok()) {
     return ToGrpc(added);
   }
@@ -459,6 +529,7 @@ grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v
                                             [&](pid_t pid) {
                                               v1::SandboxLifecycle warm;
                                               warm.mutable_warm()->set_pid(pid);
+                                              warm.mutable_warm()->set_limits(fds.limits);
                                               writer->Write(warm);
                                               spdlog::info("sandbox {} warm: uid {}, pid {}",
                                                            plan->run_id(), peer_uid_, pid);

@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "launcher/bind_stage.h"
+#include "launcher/cgroups/launcher_cgroups.h"
 #include "launcher/create_guard/supervisor.h"
 #include "launcher/grpc_sink.h"
 #include "launcher/run_registry.h"
@@ -43,6 +44,8 @@ struct LauncherConfig {
   // A broker that takes none of a run's events for this long, while they wait, loses the
   // stream (the call is cancelled): after the command ended, or while draining its output.
   absl::Duration stream_stall_limit = absl::Seconds(120);
+  // Resource limits (cgroups): enforced when `resources.cgroups` is set.
+  ResourceLimitsConfig resources;
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot
@@ -71,6 +74,8 @@ class LauncherService final : public v1::SandboxLauncher::Service {
     UniqueFd guard_shim;             // the shim's end of the create guard's notify channel
     UniqueFd guard_launcher;         // ours: handed to the CreateSupervisor
     std::optional<BindStage> stage;  // the checked, cloned bind sources
+    std::unique_ptr<Cgroup> cgroup;  // the session's (the run's, one-shot), when enforced
+    std::string limits;              // how the run is limited, for the log and the handle
     UniqueFd init_shim;              // a warm sandbox's init's end of its channel
     UniqueFd init_launcher;          // ours: handed to the WarmSandbox
   };
@@ -85,6 +90,10 @@ class LauncherService final : public v1::SandboxLauncher::Service {
   // channel), and bwrap's argv.
   absl::Status WrapInBwrap(const v1::LaunchPlan& plan, const std::optional<Identity>& identity,
                            ProcessSpec& spec, SpawnFds& fds, bool warm) const;
+  // The session's cgroup with its limits (nullptr where limits are not enforced and none were
+  // asked for); its cgroup.procs files go into `spec` for bwrap to join.
+  absl::Status JoinSessionCgroup(const v1::LaunchPlan& plan, ProcessSpec& spec,
+                                 SpawnFds& fds) const;
   // The shim's end of the channel of a warm sandbox's init; ours kept in `fds`.
   absl::StatusOr<int> OpenInitChannel(const v1::LaunchPlan& plan, ProcessSpec& spec,
                                       SpawnFds& fds) const;
@@ -95,7 +104,8 @@ class LauncherService final : public v1::SandboxLauncher::Service {
   // made its sandbox), ready, supervision to the end.
   grpc::Status SuperviseStarted(const v1::LaunchPlan& run, const v1::LaunchPlan& sandbox,
                                 std::unique_ptr<SupervisedProcess> process, pid_t pid,
-                                UniqueFd guard_channel, RunControl& control, GrpcSink& sink);
+                                UniqueFd guard_channel, RunControl& control, GrpcSink& sink,
+                                std::function<std::optional<CgroupUsage>()> usage);
   // When the plan needs the create guard: its channel, the shim's end inherited by the run
   // and returned, ours kept in `fds`. nullopt when the plan needs no guard.
   absl::StatusOr<std::optional<int>> OpenCreateGuardChannel(const v1::LaunchPlan& plan,

@@ -30,6 +30,7 @@
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/server_posix.h"
+#include "launcher/cgroups/launcher_cgroups.h"
 #include "launcher/create_guard/probe.h"
 #include "launcher/idmap_userns.h"
 #include "launcher/launcher_service.h"
@@ -50,6 +51,16 @@ ABSL_FLAG(std::string, bwrap, "", "bwrap binary (default: searched on PATH)");
 ABSL_FLAG(std::string, create_guard, "on",
           "on: enforce filename-pattern denies at creation time where the kernel allows it; "
           "off: never (plans that need it are then refused, never run weaker)");
+ABSL_FLAG(std::string, cgroups, "auto",
+          "auto: limit every session's sandbox and run with cgroups (v2, or the v1 controllers) "
+          "where the host has them; off: never (a Launch asking for limits is then refused)");
+ABSL_FLAG(uint64_t, max_pids, 0,
+          "ceiling of a session's resources.pidsMax (0: 32768); the default is 4096");
+ABSL_FLAG(uint64_t, max_memory_bytes, 0,
+          "ceiling of a session's resources.memoryMaxBytes (0: the host's RAM); the default is "
+          "min(4 GiB, the ceiling)");
+ABSL_FLAG(uint32_t, max_cpu_millicores, 0,
+          "ceiling of a session's resources.cpuMillicores (0: every CPU of the host)");
 ABSL_FLAG(uint32_t, root_sandbox_uid, 65530,
           "unprivileged host uid that a root caller's sandboxed commands run as (uid 0 inside "
           "their user namespace; their binds are idmapped so files keep host root ownership)");
@@ -360,6 +371,14 @@ int Main(int argc, char** argv) {
   if (absl::Status guard = DecideCreateGuard(setup->create_guard, config); !guard.ok()) {
     return CannotStart(guard, 2);
   }
+  absl::StatusOr<ResourceLimitsConfig> resources =
+      SetUpResourceLimits({.mode = absl::GetFlag(FLAGS_cgroups),
+                           .socket_path = setup->socket_path,
+                           .max_pids = absl::GetFlag(FLAGS_max_pids),
+                           .max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes),
+                           .max_cpu_millicores = absl::GetFlag(FLAGS_max_cpu_millicores)});
+  if (!resources.ok()) return CannotStart(resources.status(), 2);
+  config.resources = *std::move(resources);
   // Every native run gets the seccomp baseline: no filter, no launcher.
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
   if (!seccomp.ok()) return CannotStart(seccomp.status(), 1);

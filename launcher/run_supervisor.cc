@@ -103,6 +103,9 @@ class Supervision {
       cancelled_ = true;
       KillGroup(SIGKILL, "cancelled by the client");
     }
+    if (!exited_ && !kill_.has_value() && options_.pids_limit_hit && options_.pids_limit_hit()) {
+      KillGroup(SIGKILL, "pids");
+    }
     if (!exited_ && !timed_out_ && deadline_ && Clock::now() >= *deadline_) {
       timed_out_ = true;  // once: a kill that has to travel (a warm Exec) is not resent in a loop
       KillGroup(SIGKILL, absl::StrCat("timeout after ", options_.timeout.count(), " ms"));
@@ -207,18 +210,26 @@ class Supervision {
 
   RunOutcome Finish() {
     if (cancelled_) return RunOutcome::kCancelled;
-    v1::SandboxEvent last;
-    if (!kill_.has_value() && !lost_.empty()) kill_ = RunControl::SignalRequest{SIGKILL, lost_};
-    if (kill_.has_value()) {
-      last.mutable_killed()->set_reason(kill_->reason);
-      last.mutable_killed()->set_signal(kill_->signal);
-      sink_.Emit(last);
-      return RunOutcome::kKilled;
-    }
+    std::optional<v1::SandboxUsage> usage;
+    if (options_.usage) usage = options_.usage();
     const int code = WIFEXITED(wait_status_)     ? WEXITSTATUS(wait_status_)
                      : WIFSIGNALED(wait_status_) ? 128 + WTERMSIG(wait_status_)
                                                  : 255;
+    // The controller's own counters say why a run died of SIGKILL, not a guess from the status.
+    if (!kill_.has_value() && usage.has_value() && code == 128 + SIGKILL) {
+      if (usage->oom_kills() > 0) kill_ = RunControl::SignalRequest{SIGKILL, "oom"};
+    }
+    if (!kill_.has_value() && !lost_.empty()) kill_ = RunControl::SignalRequest{SIGKILL, lost_};
+    v1::SandboxEvent last;
+    if (kill_.has_value()) {
+      last.mutable_killed()->set_reason(kill_->reason);
+      last.mutable_killed()->set_signal(kill_->signal);
+      if (usage.has_value()) *last.mutable_killed()->mutable_usage() = *usage;
+      sink_.Emit(last);
+      return RunOutcome::kKilled;
+    }
     last.mutable_exit()->set_exit_code(code);
+    if (usage.has_value()) *last.mutable_exit()->mutable_usage() = *usage;
     sink_.Emit(last);
     return RunOutcome::kExited;
   }

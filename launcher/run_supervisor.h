@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "launcher/run_control.h"
@@ -49,6 +50,13 @@ struct SuperviseOptions {
   // Parse stderr for denials and emit a violation event after each stderr event that
   // reports one (native sandboxes only: unwrapped there is nothing to observe).
   bool report_violations = false;
+  // The run's cgroup counters at its end (unset: limits are not enforced): they go into the
+  // exit / killed event, and a run the OOM killer or the pids limit ended is reported as
+  // killed{"oom"} / killed{"pids"} whatever its exit status says.
+  std::function<std::optional<v1::SandboxUsage>()> usage;
+  // Polled while the run goes on (about every 50 ms): true once it hit the pids limit (a fork
+  // was refused). The run is then killed{"pids"}: a fork bomb is stopped, not left spinning.
+  std::function<bool()> pids_limit_hit;
 };
 
 enum class RunOutcome { kExited, kKilled, kCancelled };

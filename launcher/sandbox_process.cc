@@ -41,7 +41,8 @@ constexpr const char* kSteps[] = {"setsid",
                                   "mount(private)",
                                   "mount(stage tmpfs)",
                                   "create stage target",
-                                  "move_mount"};
+                                  "move_mount",
+                                  "join cgroup"};
 
 [[noreturn]] void ChildFail(int fd, int step) {
   ChildFailure failure{step, errno};
@@ -61,6 +62,7 @@ struct ChildPlan {
   std::vector<int> inherit;
   const char* stage_dir = nullptr;
   const std::vector<StagedMount>* staged = nullptr;
+  std::vector<const char*> cgroup_procs;
   pid_t parent = 0;
   int report_fd = -1;
   int in_fd = -1, out_fd = -1, err_fd = -1;
@@ -100,6 +102,13 @@ void StageMountsInChild(const ChildPlan& plan) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   if (setsid() < 0) ChildFail(fd, 0);
+  // Into its cgroups first, as root: everything it starts is counted, limited and killable
+  // there (the sandbox cannot leave them).
+  for (const char* procs : plan.cgroup_procs) {
+    const int f = open(procs, O_WRONLY | O_CLOEXEC);
+    if (f < 0 || write(f, "0", 1) != 1) ChildFail(fd, 14);
+    close(f);
+  }
   if (dup2(plan.in_fd, 0) < 0 || dup2(plan.out_fd, 1) < 0 || dup2(plan.err_fd, 2) < 0) {
     ChildFail(fd, 1);
   }
@@ -170,6 +179,7 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
   plan.inherit = spec.inherit_fds;
   plan.stage_dir = spec.stage_dir.empty() ? nullptr : spec.stage_dir.c_str();
   plan.staged = &spec.staged;
+  for (const std::string& procs : spec.cgroup_procs) plan.cgroup_procs.push_back(procs.c_str());
   plan.parent = getpid();
   plan.report_fd = report_w.get();
   plan.in_fd = in->first.get();

@@ -46,6 +46,8 @@ struct ProcessSpec {
   // on the host, and it ends with the child's namespace.
   std::string stage_dir;
   std::vector<StagedMount> staged;
+  // cgroup.procs files the child joins (writes "0" into) first, as the launcher.
+  std::vector<std::string> cgroup_procs;
 };
 
 class SandboxProcess : public SupervisedProcess {

@@ -133,8 +133,8 @@ absl::StatusOr<CgroupHierarchy> CgroupHierarchy::FromTables(
     if (mount.type != "cgroup2") continue;
     const std::string base = mount.point + own_path({});
     const std::string available = read(mount.point + "/cgroup.controllers");
-    std::vector<std::string> controllers = absl::StrSplit(available, absl::ByAnyChar(" \n"),
-                                                          absl::SkipEmpty());
+    std::vector<std::string> controllers =
+        absl::StrSplit(available, absl::ByAnyChar(" \n"), absl::SkipEmpty());
     bool complete = true;
     for (const char* required : kV2Required) {
       if (std::find(controllers.begin(), controllers.end(), required) == controllers.end()) {
@@ -178,9 +178,9 @@ absl::StatusOr<CgroupHierarchy> CgroupHierarchy::FromTables(
   }
   for (const char* required : kV1Required) {
     if (found.count(required) == 0) {
-      return absl::UnavailableError(absl::StrCat(
-          "cgroups: no usable '", required,
-          "' controller (neither in a cgroup v2 hierarchy nor mounted as cgroup v1)"));
+      return absl::UnavailableError(
+          absl::StrCat("cgroups: no usable '", required,
+                       "' controller (neither in a cgroup v2 hierarchy nor mounted as cgroup v1)"));
     }
   }
   return tree;
@@ -223,14 +223,22 @@ std::string CgroupHierarchy::Describe() const {
 
 absl::StatusOr<std::unique_ptr<Cgroup>> CgroupHierarchy::Create(const std::string& leaf,
                                                                 const Cgroup* parent) const {
+  if (parent != nullptr) return parent->CreateChild(leaf);
+  Cgroup base(version_, roots_);
+  base.removed_ = true;  // the roots are not ours to remove
+  return base.CreateChild(leaf);
+}
+
+absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::CreateChild(const std::string& leaf) const {
   if (leaf.empty() || leaf.find('/') != std::string::npos || leaf[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("cgroups: bad name '", leaf, "'"));
   }
   std::vector<CgroupDir> dirs;
-  for (const CgroupDir& base : parent != nullptr ? parent->dirs() : roots_) {
+  for (const CgroupDir& base : dirs_) {
     const std::string path = base.path + "/" + leaf;
     if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("cgroups: cannot make ", path, ": ", strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("cgroups: cannot make ", path, ": ", strerror(errno)));
     }
     dirs.push_back({path, base.controllers});
   }
@@ -291,7 +299,8 @@ absl::Status Cgroup::SetLimits(const CgroupLimits& limits) {
   };
   const bool v2 = version_ == CgroupVersion::kV2;
   std::vector<absl::Status> results;
-  if (limits.pids_max > 0) results.push_back(set(DirOf("pids"), "pids.max", absl::StrCat(limits.pids_max)));
+  if (limits.pids_max > 0)
+    results.push_back(set(DirOf("pids"), "pids.max", absl::StrCat(limits.pids_max)));
   if (limits.memory_max_bytes > 0) {
     const std::string mem = DirOf("memory");
     if (v2) {
@@ -307,9 +316,10 @@ absl::Status Cgroup::SetLimits(const CgroupLimits& limits) {
     }
   }
   if (limits.cpu_weight > 0) {
-    results.push_back(v2 ? set(DirOf("cpu"), "cpu.weight", absl::StrCat(limits.cpu_weight))
-                         : set(DirOf("cpu"), "cpu.shares",
-                               absl::StrCat(std::max<uint64_t>(2, limits.cpu_weight * 1024 / 100))));
+    results.push_back(
+        v2 ? set(DirOf("cpu"), "cpu.weight", absl::StrCat(limits.cpu_weight))
+           : set(DirOf("cpu"), "cpu.shares",
+                 absl::StrCat(std::max<uint64_t>(2, limits.cpu_weight * 1024 / 100))));
   }
   if (limits.cpu_millicores > 0) {
     const uint64_t period = 100000, quota = uint64_t{limits.cpu_millicores} * period / 1000;
@@ -326,6 +336,11 @@ absl::Status Cgroup::SetLimits(const CgroupLimits& limits) {
   return absl::OkStatus();
 }
 
+uint64_t Cgroup::PidsMax() const {
+  const std::string dir = DirOf("pids");
+  return dir.empty() ? 0 : NumberIn(dir + "/pids.max");
+}
+
 std::vector<std::string> Cgroup::ProcsFiles() const {
   std::vector<std::string> files;
   for (const CgroupDir& dir : dirs_) files.push_back(dir.path + "/cgroup.procs");
@@ -340,8 +355,9 @@ absl::Status Cgroup::AddProcess(pid_t pid) {
 }
 
 bool Cgroup::CanFreeze() const {
-  return version_ == CgroupVersion::kV2 ? access((dirs_[0].path + "/cgroup.freeze").c_str(), F_OK) == 0
-                                        : !DirOf("freezer").empty();
+  return version_ == CgroupVersion::kV2
+             ? access((dirs_[0].path + "/cgroup.freeze").c_str(), F_OK) == 0
+             : !DirOf("freezer").empty();
 }
 
 absl::Status Cgroup::Freeze(bool frozen) {
@@ -355,8 +371,7 @@ absl::Status Cgroup::Freeze(bool frozen) {
 
 absl::Status Cgroup::KillAll() {
   const absl::Time limit = absl::Now() + kKillLimit;
-  if (version_ == CgroupVersion::kV2 &&
-      WriteText(dirs_[0].path + "/cgroup.kill", "1").ok()) {
+  if (version_ == CgroupVersion::kV2 && WriteText(dirs_[0].path + "/cgroup.kill", "1").ok()) {
     while (KeyedValue(ReadText(dirs_[0].path + "/cgroup.events"), "populated") != 0) {
       if (absl::Now() > limit) return absl::DeadlineExceededError("cgroups: kill did not finish");
       usleep(1000);

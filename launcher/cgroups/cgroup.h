@@ -93,7 +93,11 @@ class Cgroup {
 
   CgroupVersion version() const { return version_; }
   const std::vector<CgroupDir>& dirs() const { return dirs_; }
+  // Makes (or reuses) the cgroup `leaf` below this one (a run below its session).
+  absl::StatusOr<std::unique_ptr<Cgroup>> CreateChild(const std::string& leaf) const;
   absl::Status SetLimits(const CgroupLimits& limits);
+  // Its pids.max (0 when unlimited or unknown).
+  uint64_t PidsMax() const;
   // The cgroup.procs files a process writes "0" into to join (one per hierarchy).
   std::vector<std::string> ProcsFiles() const;
   absl::Status AddProcess(pid_t pid);

@@ -88,8 +88,8 @@ TEST_F(CgroupTest, AMemoryLimitEndsTheProcessWithAnOomKillCounted) {
   ASSERT_TRUE((*cg)->SetLimits({.memory_max_bytes = 32 << 20}).ok());
   const pid_t pid = Child(**cg, [] {
     const size_t size = 256 << 20;
-    char* p = static_cast<char*>(mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    char* p = static_cast<char*>(
+        mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (p == MAP_FAILED) return 2;
     memset(p, 1, size);
     return 0;

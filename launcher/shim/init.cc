@@ -112,7 +112,7 @@ class Init {
     }
     if (message.kind != InitKind::kExec) return Stop(125, "unexpected frame from the launcher");
     const size_t want = guard_.channel_fd == kPerExecGuardChannel ? 4 : 3;
-    if (frame.fds.size() != want || message.argv.empty() || execs_.count(message.exec_id) > 0) {
+    if (frame.fds.size() < want || message.argv.empty() || execs_.count(message.exec_id) > 0) {
       return Stop(125, "malformed Exec from the launcher");
     }
     StartExec(frame);
@@ -135,15 +135,21 @@ class Init {
     request.stdout_fd = frame.fds[1].get();
     request.stderr_fd = frame.fds[2].get();
     request.guard = guard_;
-    request.guard.channel_fd = frame.fds.size() > 3 ? frame.fds[3].get() : -1;
+    const size_t guard_fds = guard_.channel_fd == kPerExecGuardChannel ? 1 : 0;
+    request.guard.channel_fd = guard_fds > 0 ? frame.fds[3].get() : -1;
+    for (size_t i = 3 + guard_fds; i < frame.fds.size(); ++i) {
+      request.cgroup_fds.push_back(frame.fds[i].get());
+    }
     request.guard_program = &guard_program_;
     request.control_fd = control_read.get();
     const pid_t pid = fork();
     if (pid == 0) {
       // The reaper keeps the Exec's descriptors and its control pipe: not the launcher's
       // channel, not the bridge's sockets, not another Exec's pipes.
-      CloseAllBut({request.stdin_fd, request.stdout_fd, request.stderr_fd, request.guard.channel_fd,
-                   request.control_fd});
+      std::vector<int> keep = {request.stdin_fd, request.stdout_fd, request.stderr_fd,
+                               request.guard.channel_fd, request.control_fd};
+      keep.insert(keep.end(), request.cgroup_fds.begin(), request.cgroup_fds.end());
+      CloseAllBut(keep);
       _exit(RunReaper(request));
     }
     if (pid < 0) {

@@ -3,7 +3,8 @@
 // that needs them (SCM_RIGHTS).
 //
 //   launcher -> init   kExec    {exec_id, argv, env, workdir} + fds: stdin, stdout, stderr
-//                                [, the create guard's channel]
+//                                [, the create guard's channel] [, the Exec cgroup's
+//                                cgroup.procs files, opened by the launcher: one per hierarchy]
 //                      kSignal  {exec_id, value = signal}
 //   init -> launcher   kReady   {}                          the bridges listen; Execs may come
 //                      kStarted {exec_id, value = pid}      the Exec's reaper, in the sandbox
@@ -40,8 +41,8 @@ namespace ccsandbox::launcher {
 
 // Room for the largest argv + environment a plan may carry (1 MiB), with margin.
 inline constexpr size_t kMaxInitFrameBytes = 4 << 20;
-// Descriptors one frame may carry.
-inline constexpr size_t kMaxInitFrameFds = 4;
+// Descriptors one frame may carry: stdio, the guard's channel, a cgroup.procs per hierarchy.
+inline constexpr size_t kMaxInitFrameFds = 10;
 
 enum class InitKind : uint32_t {
   kExec = 1,

@@ -177,6 +177,15 @@ int RunReaper(const ReaperRequest& request) {
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, nullptr);
   signal(SIGCHLD, SIG_DFL);
+  for (int fd : request.cgroup_fds) {
+    // Never run the command outside the cgroup it was promised.
+    if (write(fd, "0", 1) != 1) {
+      dprintf(request.stderr_fd, "sandbox_shim: cannot join the Exec's cgroup: %s\n",
+              strerror(errno));
+      return 126;
+    }
+    close(fd);
+  }
   const int sigchld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigchld_fd < 0) {
     dprintf(request.stderr_fd, "sandbox_shim: signalfd: %s\n", strerror(errno));

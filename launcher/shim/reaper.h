@@ -34,6 +34,9 @@ struct ReaperRequest {
   const std::string* guard_program = nullptr;  // the create filter, built once by the init
   // Signal numbers from the init (one int each); EOF = the init is gone: kill everything.
   int control_fd = -1;
+  // The Exec's cgroup.procs files (opened by the launcher): the reaper joins them before it
+  // starts the command, so everything of the Exec is counted, limited and killable there.
+  std::vector<int> cgroup_fds;
 };
 
 // Runs the Exec to its end; returns the exit code for the reaper's own _exit.

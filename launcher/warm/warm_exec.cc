@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace ccsandbox::launcher {
@@ -56,8 +57,25 @@ WarmExec::WarmExec(std::shared_ptr<WarmExecState> state, UniqueFd stdin_w, Uniqu
       end_sandbox_(std::move(end_sandbox)) {}
 
 WarmExec::~WarmExec() {
-  // Never left running: an Exec dropped before its end is killed.
+  // Never left running: an Exec dropped before its end is killed (and its cgroup, whatever it
+  // still holds, with it).
   if (!state_->result().has_value()) signal_(SIGKILL);
+}
+
+void WarmExec::SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session) {
+  cgroup_ = std::move(cgroup);
+  session_ = session;
+  if (session_ != nullptr) session_at_start_ = session_->Usage().value_or(CgroupUsage());
+}
+
+std::optional<CgroupUsage> WarmExec::Usage() const {
+  if (cgroup_ == nullptr) return std::nullopt;
+  CgroupUsage usage = cgroup_->Usage().value_or(CgroupUsage());
+  if (session_ != nullptr) {
+    const CgroupUsage now = session_->Usage().value_or(CgroupUsage());
+    usage.oom_kills = std::max(usage.oom_kills, now.oom_kills - session_at_start_.oom_kills);
+  }
+  return usage;
 }
 
 void WarmExec::SignalGroup(int sig) {

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/unique_fd.h"
+#include "launcher/cgroups/cgroup.h"
 #include "launcher/supervised_process.h"
 
 namespace ccsandbox::launcher {
@@ -65,12 +66,23 @@ class WarmExec : public SupervisedProcess {
   void ForceEnd(const std::string& why) override { end_sandbox_(why); }
   // The Exec's reaper in the sandbox's PID namespace, once started.
   std::optional<pid_t> pid() const { return state_->pid(); }
+  // The Exec's own cgroup (below the session's), when limits are enforced; killed and removed
+  // with the WarmExec. `session` is the session's, for what is counted there: the memory limit
+  // is the session's, so its OOM kills since the Exec started count as the Exec's. (Its pids
+  // limit is a little below the session's, so a fork bomb hits its own first.)
+  void SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session);
+  const Cgroup* cgroup() const { return cgroup_.get(); }
+  // What the Exec used (nullopt without a cgroup).
+  std::optional<CgroupUsage> Usage() const;
 
  private:
   std::shared_ptr<WarmExecState> state_;
   UniqueFd stdin_, stdout_, stderr_;
   std::function<void(int)> signal_;
   std::function<void(const std::string&)> end_sandbox_;
+  std::unique_ptr<Cgroup> cgroup_;
+  const Cgroup* session_ = nullptr;
+  CgroupUsage session_at_start_;
 };
 
 }  // namespace ccsandbox::launcher

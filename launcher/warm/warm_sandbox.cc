@@ -36,9 +36,11 @@ absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
 
 }  // namespace
 
-WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel)
+WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel,
+                         std::unique_ptr<Cgroup> cgroup)
     : id_(std::move(id)),
       process_(std::move(process)),
+      cgroup_(std::move(cgroup)),
       channel_(std::move(channel)),
       stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
@@ -128,6 +130,15 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
   if (!exited) {
     process_->SignalGroup(SIGKILL);
     (void)process_->Reap();
+  }
+  // Whatever of the session is left — nothing should be — ends here, and so does its cgroup.
+  if (cgroup_ != nullptr) {
+    if (absl::Status killed = cgroup_->KillAll(); !killed.ok()) {
+      spdlog::error("sandbox {}: {}", id_, std::string(killed.message()));
+    }
+    if (absl::Status removed = cgroup_->Remove(); !removed.ok()) {
+      spdlog::error("sandbox {}: {}", id_, std::string(removed.message()));
+    }
   }
   Die(reason);
   return reason;
@@ -229,12 +240,40 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
     exec_id = next_exec_++;
     execs_[exec_id] = state;
   }
+  // The Exec's own cgroup below the session's; its reaper joins it before the command starts.
+  std::unique_ptr<Cgroup> exec_cgroup;
+  std::vector<UniqueFd> procs;
+  if (cgroup_ != nullptr) {
+    absl::StatusOr<std::unique_ptr<Cgroup>> made =
+        cgroup_->CreateChild(absl::StrCat("e-", exec_id));
+    if (!made.ok()) {
+      absl::MutexLock lock(&mu_);
+      execs_.erase(exec_id);
+      return made.status();
+    }
+    exec_cgroup = *std::move(made);
+    // A little below the session's: the Exec's own fork bomb is stopped (and named) at its own
+    // limit, while the session's processes (bwrap, the init, reapers) keep room to work.
+    if (const uint64_t session_pids = cgroup_->PidsMax(); session_pids > 16) {
+      (void)exec_cgroup->SetLimits({.pids_max = session_pids - 8});
+    }
+    for (const std::string& file : exec_cgroup->ProcsFiles()) {
+      UniqueFd fd(open(file.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!fd.valid()) {
+        absl::MutexLock lock(&mu_);
+        execs_.erase(exec_id);
+        return absl::InternalError(absl::StrCat("cgroups: ", file, ": ", strerror(errno)));
+      }
+      procs.push_back(std::move(fd));
+    }
+  }
   InitMessage message{.kind = InitKind::kExec, .exec_id = exec_id};
   message.argv = argv;
   message.env = env;
   message.workdir = workdir;
   std::vector<int> fds = {in->first.get(), out->second.get(), err->second.get()};
   if (guard_channel.valid()) fds.push_back(guard_channel.get());
+  for (const UniqueFd& fd : procs) fds.push_back(fd.get());
   absl::Status sent;
   {
     absl::MutexLock lock(&send_mu_);
@@ -252,6 +291,7 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
       state, std::move(in->second), std::move(out->first), std::move(err->first),
       [this, exec_id](int sig) { Signal(exec_id, sig); },
       [this](const std::string& why) { Stop(why); });
+  exec->SetCgroup(std::move(exec_cgroup), cgroup_.get());
   absl::StatusOr<pid_t> started = state->AwaitStart(absl::Seconds(10));
   if (!started.ok() && !state->result().has_value()) return started.status();
   return exec;

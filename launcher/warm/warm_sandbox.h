@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
+#include "launcher/cgroups/cgroup.h"
 #include "launcher/run_control.h"
 #include "launcher/sandbox_process.h"
 #include "launcher/shim/init_protocol.h"
@@ -37,7 +38,10 @@ namespace ccsandbox::launcher {
 
 class WarmSandbox {
  public:
-  WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel);
+  // `cgroup`: the session's (null where limits are not enforced); everything in it is killed
+  // and it is removed when the sandbox ends.
+  WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel,
+              std::unique_ptr<Cgroup> cgroup = nullptr);
   ~WarmSandbox();
 
   const std::string& id() const { return id_; }
@@ -74,6 +78,7 @@ class WarmSandbox {
 
   const std::string id_;
   std::unique_ptr<SandboxProcess> process_;  // touched by the Serve thread only
+  std::unique_ptr<Cgroup> cgroup_;           // the session's; gone with the sandbox
   const UniqueFd channel_;
   InitFrameReader reader_{/*accept_fds=*/false};
   std::string stderr_tail_;  // the last of what bwrap and the init said, for the reason

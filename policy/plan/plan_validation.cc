@@ -30,10 +30,10 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     }
     if (plan.mounts_size() > 0 || plan.deny_read_paths_size() > 0 ||
         plan.deny_write_paths_size() > 0 || plan.has_egress() || plan.has_create_guard() ||
-        plan.forbidden_dirs_size() > 0) {
+        plan.forbidden_dirs_size() > 0 || plan.has_resources()) {
       return absl::InvalidArgumentError(
-          "sandboxId: a run in a warm sandbox takes the sandbox's mounts, deny sets, egress and "
-          "create guard; it may not bring its own");
+          "sandboxId: a run in a warm sandbox takes the sandbox's mounts, deny sets, egress, "
+          "create guard and resources; it may not bring its own");
     }
   }
   for (int i = 0; i < plan.mounts_size(); ++i) {

@@ -1,0 +1,206 @@
+// Resource limits end to end, on this host's real cgroups (v1 controllers here): a fork bomb is
+// stopped and named, memory past the limit is an OOM kill and says so, the host stays
+// responsive, requests above the launcher's ceilings are refused naming the field, and a
+// launcher without cgroups refuses explicit limits but runs the rest, saying so.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/sandbox.grpc.pb.h"
+#include "tests/daemon_fixture.h"
+#include "tests/skip_or_fail_in_ci.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+const v1::SandboxEvent* Last(const std::vector<v1::SandboxEvent>& events) {
+  return events.empty() ? nullptr : &events.back();
+}
+
+class ResourcesTest : public ::testing::Test {
+ protected:
+  void Start(DaemonOptions options = {}) {
+    auto daemons = Daemons::Start(options);
+    ASSERT_TRUE(daemons.ok()) << daemons.status();
+    d_ = std::move(*daemons);
+    stub_ = v1::SandboxBroker::NewStub(
+        grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
+    work_ = d_->MakeWorkdir();
+  }
+
+  grpc::Status Launch(const std::string& id, const v1::SandboxResources* resources,
+                      v1::SandboxHandle* handle = nullptr) {
+    v1::LaunchRequest request;
+    request.mutable_spec()->set_session_id(id);
+    request.mutable_spec()->mutable_write_deny_patterns();
+    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(work_);
+    bind->set_guest_path(work_);
+    if (resources != nullptr) *request.mutable_spec()->mutable_resources() = *resources;
+    grpc::ClientContext ctx;
+    v1::SandboxHandle out;
+    grpc::Status status = stub_->Launch(&ctx, request, &out);
+    if (handle != nullptr) *handle = out;
+    return status;
+  }
+
+  std::vector<v1::SandboxEvent> Exec(const std::string& session, const std::string& script,
+                                     uint64_t timeout_ms = 60000) {
+    v1::ExecRequest request;
+    request.set_session_id(session);
+    for (const char* a : {"sh", "-c"}) request.add_argv(a);
+    request.add_argv(script);
+    request.set_timeout_ms(timeout_ms);
+    grpc::ClientContext ctx;
+    auto reader = stub_->Exec(&ctx, request);
+    std::vector<v1::SandboxEvent> events;
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) events.push_back(event);
+    reader->Finish();
+    return events;
+  }
+
+  bool LimitsEnforced() {
+    grpc::ClientContext ctx;
+    v1::ProbeResponse probe;
+    return stub_->Probe(&ctx, v1::ProbeRequest(), &probe).ok() &&
+           probe.resource_limits_enforced();
+  }
+
+  std::unique_ptr<Daemons> d_;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
+  std::string work_;
+};
+
+TEST_F(ResourcesTest, AForkBombIsStoppedAndNamedWhileTheHostStaysResponsive) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  v1::SandboxResources limits;
+  limits.set_pids_max(128);
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("bomb", &limits, &handle).ok());
+  EXPECT_TRUE(absl::StrContains(handle.details().fields().at("resourceLimits").string_value(),
+                                "pids 128"));
+  ASSERT_TRUE(Launch("bystander", nullptr).ok());
+  const auto began = std::chrono::steady_clock::now();
+  auto bomb = std::async(std::launch::async,
+                         [&] { return Exec("bomb", "f(){ f|f& }; f; sleep 30", 60000); });
+  // Meanwhile another session's command runs at once.
+  const auto before = std::chrono::steady_clock::now();
+  std::vector<v1::SandboxEvent> other = Exec("bystander", "true");
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(1));
+  ASSERT_NE(Last(other), nullptr);
+  EXPECT_TRUE(Last(other)->has_exit());
+  std::vector<v1::SandboxEvent> events = bomb.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+  ASSERT_NE(Last(events), nullptr);
+  ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
+  EXPECT_EQ(Last(events)->killed().reason(), "pids");
+  EXPECT_GT(Last(events)->killed().usage().pids_max_hits(), 0u);
+  // Nothing of the bomb is left: the next Exec sees only itself and the sandbox's own.
+  std::vector<v1::SandboxEvent> after = Exec("bomb", "ps -e -o comm= | grep -c '^sh$'");
+  std::string out;
+  for (const v1::SandboxEvent& e : after) out += e.stdout();
+  EXPECT_EQ(out, "1\n");
+}
+
+TEST_F(ResourcesTest, MemoryPastTheLimitIsAnOomKill) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  v1::SandboxResources limits;
+  limits.set_memory_max_bytes(64 << 20);
+  ASSERT_TRUE(Launch("oom", &limits).ok());
+  std::vector<v1::SandboxEvent> events =
+      Exec("oom", "python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'");
+  ASSERT_NE(Last(events), nullptr);
+  ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
+  EXPECT_EQ(Last(events)->killed().reason(), "oom");
+  EXPECT_GE(Last(events)->killed().usage().oom_kills(), 1u);
+  // The session goes on: the limit ended the command, not the sandbox.
+  std::vector<v1::SandboxEvent> next = Exec("oom", "echo fine");
+  ASSERT_NE(Last(next), nullptr);
+  ASSERT_TRUE(Last(next)->has_exit());
+  EXPECT_EQ(Last(next)->exit().exit_code(), 0);
+  EXPECT_GT(Last(next)->exit().usage().cpu_usage_us(), 0u);
+}
+
+TEST_F(ResourcesTest, RequestsAboveTheLaunchersCeilingsAreRefusedNamingTheField) {
+  Start({.launcher_flags = {"--max-pids=200", "--max-memory-bytes=1073741824"}});
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  v1::SandboxResources pids;
+  pids.set_pids_max(1000);
+  grpc::Status refused = Launch("too-many", &pids);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "resources.pidsMax"))
+      << refused.error_message();
+  v1::SandboxResources memory;
+  memory.set_memory_max_bytes(uint64_t{2} << 30);
+  refused = Launch("too-big", &memory);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "resources.memoryMaxBytes"))
+      << refused.error_message();
+  // Within them, and the defaults (bounded by the ceilings), it runs.
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("fits", nullptr, &handle).ok());
+  EXPECT_TRUE(absl::StrContains(handle.details().fields().at("resourceLimits").string_value(),
+                                "pids 200, memory 1 GiB"));
+}
+
+TEST_F(ResourcesTest, ALauncherWithoutCgroupsRefusesExplicitLimitsAndSaysSo) {
+  Start({.launcher_flags = {"--cgroups=off"}});
+  EXPECT_FALSE(LimitsEnforced());
+  v1::SandboxResources limits;
+  limits.set_pids_max(100);
+  grpc::Status refused = Launch("asked", &limits);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "cannot enforce resource limits"))
+      << refused.error_message();
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("unasked", nullptr, &handle).ok());
+  EXPECT_TRUE(absl::StartsWith(handle.details().fields().at("resourceLimits").string_value(),
+                               "no resource limits"));
+  ProgramResult probe = d_->Sandboxctl({"probe"});
+  EXPECT_TRUE(absl::StrContains(probe.out, "resource limits: NOT enforced")) << probe.out;
+}
+
+TEST_F(ResourcesTest, NoCgroupIsLeftAfterDestroy) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  ASSERT_TRUE(Launch("gone", nullptr).ok());
+  Exec("gone", "sleep 100 & echo started");
+  // This launcher's directory in the pids hierarchy holds the session's cgroup ...
+  auto sessions = [] {
+    int found = 0;
+    if (DIR* root = opendir("/sys/fs/cgroup/pids")) {
+      while (dirent* e = readdir(root)) {
+        if (std::string(e->d_name).rfind("ccsandbox-", 0) != 0) continue;
+        if (DIR* mine = opendir(absl::StrCat("/sys/fs/cgroup/pids/", e->d_name).c_str())) {
+          while (dirent* s = readdir(mine)) {
+            if (std::string(s->d_name).find("-gone-") != std::string::npos) ++found;
+          }
+          closedir(mine);
+        }
+      }
+      closedir(root);
+    }
+    return found;
+  };
+  EXPECT_EQ(sessions(), 1);
+  grpc::ClientContext ctx;
+  v1::SessionRequest request;
+  request.set_session_id("gone");
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub_->Destroy(&ctx, request, &handle).ok());
+  EXPECT_EQ(sessions(), 0) << "a cgroup outlived its session";
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
