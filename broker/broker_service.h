@@ -70,6 +70,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
                           v1::SandboxHandle* handle) override;
   grpc::Status ListSessions(grpc::ServerContext*, const v1::ListSessionsRequest*,
                             v1::ListSessionsResponse* response) override;
+  grpc::Status Suspend(grpc::ServerContext*, const v1::SessionRequest* request,
+                       v1::SandboxHandle* handle) override;
+  grpc::Status Resume(grpc::ServerContext*, const v1::SessionRequest* request,
+                      v1::SandboxHandle* handle) override;
 
  private:
   // The session's filename-pattern policy, given what the launcher's create guard can do
@@ -90,6 +94,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // against what the launcher accepts. Takes the deny sets out of `start`.
   absl::StatusOr<v1::LaunchPlan> PlanRun(const v1::ExecRequest& request, const std::string& run_id,
                                          SessionTable::RunStart& start);
+  // Suspend / Resume: freezes or thaws the session's sandbox through the launcher.
+  grpc::Status FreezeSession(const std::string& session_id, bool frozen, v1::SandboxHandle* handle);
   // Starts the native session's one sandbox and waits until it is warm; its later end by itself
   // puts the session in error.
   absl::Status StartSessionSandbox(const std::string& session_id);

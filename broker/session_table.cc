@@ -64,6 +64,15 @@ bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sa
   return true;
 }
 
+void SessionTable::SetSuspended(const std::string& session_id, bool suspended) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end() || it->second.handle.state() == v1::SANDBOX_STATE_ERROR) return;
+  it->second.handle.set_state(suspended                 ? v1::SANDBOX_STATE_SUSPENDED
+                              : it->second.runs.empty() ? v1::SANDBOX_STATE_WARM
+                                                        : v1::SANDBOX_STATE_ACTIVE);
+}
+
 void SessionTable::Fail(const std::string& session_id, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(session_id);
@@ -84,6 +93,10 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string&
     return absl::FailedPreconditionError(absl::StrCat(
         "sessionId: session '", session_id, "' is in error: ", handle.error().message(),
         " (it is never relaunched silently: destroy it and launch a new one)"));
+  }
+  if (handle.state() == v1::SANDBOX_STATE_SUSPENDED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sessionId: session '", session_id, "' is suspended: Resume it before running in it"));
   }
   if (handle.state() == v1::SANDBOX_STATE_CREATED) {
     return absl::FailedPreconditionError(

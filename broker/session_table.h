@@ -44,10 +44,12 @@ class SessionTable {
   // `limits` says how the sandbox is limited (the handle's resourceLimits detail).
   bool MarkWarm(const std::string& session_id, const std::string& sandbox_id,
                 const std::string& limits = "");
+  // Suspended (frozen) or back: state suspended, or warm / active as its runs say.
+  void SetSuspended(const std::string& session_id, bool suspended);
   // The session's sandbox ended by itself: state error, with `reason`.
   void Fail(const std::string& session_id, const std::string& reason);
   // Marks `run_id` in flight (state active) and returns what the plan needs. FAILED_PRECONDITION
-  // for a session whose sandbox ended, or is not warm yet.
+  // for a session whose sandbox ended, is not warm yet, or is suspended.
   absl::StatusOr<RunStart> BeginRun(const std::string& session_id, const std::string& run_id);
   // Back to warm once no run is in flight; a no-op for a destroyed session.
   void EndRun(const std::string& session_id, const std::string& run_id);

@@ -589,6 +589,16 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
       });
 }
 
+grpc::Status LauncherService::Freeze(grpc::ServerContext*, const v1::FreezeRequest* request,
+                                     v1::FreezeResponse*) {
+  absl::StatusOr<WarmSandboxes::Entry> sandbox = warm_.Find(request->sandbox_id());
+  if (!sandbox.ok()) return ToGrpc(sandbox.status());
+  absl::Status frozen = sandbox->sandbox->Freeze(request->frozen());
+  spdlog::info("sandbox {} {}: {}", request->sandbox_id(), request->frozen() ? "frozen" : "thawed",
+               frozen.ok() ? "done" : std::string(frozen.message()));
+  return ToGrpc(frozen);
+}
+
 grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalRequest* request,
                                      v1::SignalResponse* response) {
   if (request->signal() <= 0 || request->signal() >= 65) {

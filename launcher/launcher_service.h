@@ -66,6 +66,8 @@ class LauncherService final : public v1::SandboxLauncher::Service {
                       v1::SignalResponse* response) override;
   grpc::Status StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
                             grpc::ServerWriter<v1::SandboxLifecycle>* writer) override;
+  grpc::Status Freeze(grpc::ServerContext* context, const v1::FreezeRequest* request,
+                      v1::FreezeResponse* response) override;
 
  private:
   // Descriptors a run's spawn needs, kept open until the process has started.

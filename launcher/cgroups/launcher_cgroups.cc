@@ -19,10 +19,9 @@ absl::StatusOr<ResourceLimitsConfig> SetUpResourceLimits(const ResourceLimitsFla
   struct sysinfo info {};
   sysinfo(&info);
   ResourceLimitsConfig config;
-  config.policy = MakeResourcePolicy(uint64_t{info.totalram} * info.mem_unit,
-                                     static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
-                                     flags.max_pids, flags.max_memory_bytes,
-                                     flags.max_cpu_millicores);
+  config.policy = MakeResourcePolicy(
+      uint64_t{info.totalram} * info.mem_unit, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+      flags.max_pids, flags.max_memory_bytes, flags.max_cpu_millicores);
   if (flags.mode == "off") {
     config.reason = "turned off by --cgroups=off";
   } else if (geteuid() != 0) {

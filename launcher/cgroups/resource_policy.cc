@@ -31,8 +31,7 @@ ResourcePolicy MakeResourcePolicy(uint64_t host_memory_bytes, int cpus, uint64_t
                                   uint64_t max_memory_bytes, uint32_t max_cpu_millicores) {
   ResourcePolicy policy;
   policy.ceilings.set_pids_max(max_pids > 0 ? max_pids : 32768);
-  policy.ceilings.set_memory_max_bytes(max_memory_bytes > 0 ? max_memory_bytes
-                                                            : host_memory_bytes);
+  policy.ceilings.set_memory_max_bytes(max_memory_bytes > 0 ? max_memory_bytes : host_memory_bytes);
   policy.ceilings.set_swap_max_bytes(policy.ceilings.memory_max_bytes());
   policy.ceilings.set_cpu_weight(kMaxCpuWeight);
   policy.ceilings.set_cpu_millicores(max_cpu_millicores > 0 ? max_cpu_millicores
@@ -65,7 +64,8 @@ absl::StatusOr<CgroupLimits> EffectiveLimits(const v1::SandboxResources* request
   if (c.swap_max_bytes() > 0 && limits.swap_max_bytes > c.swap_max_bytes()) {
     return Above("swapMaxBytes", limits.swap_max_bytes, c.swap_max_bytes());
   }
-  if (limits.cpu_weight > kMaxCpuWeight) return Above("cpuWeight", limits.cpu_weight, kMaxCpuWeight);
+  if (limits.cpu_weight > kMaxCpuWeight)
+    return Above("cpuWeight", limits.cpu_weight, kMaxCpuWeight);
   if (c.cpu_millicores() > 0 && limits.cpu_millicores > c.cpu_millicores()) {
     return Above("cpuMillicores", limits.cpu_millicores, c.cpu_millicores());
   }
@@ -81,8 +81,7 @@ absl::StatusOr<CgroupLimits> EffectiveLimits(const v1::SandboxResources* request
 
 std::string DescribeLimits(const CgroupLimits& limits) {
   return absl::StrCat("pids ", limits.pids_max, ", memory ", Bytes(limits.memory_max_bytes),
-                      " + swap ", Bytes(limits.swap_max_bytes), ", cpu weight ",
-                      limits.cpu_weight,
+                      " + swap ", Bytes(limits.swap_max_bytes), ", cpu weight ", limits.cpu_weight,
                       limits.cpu_millicores > 0
                           ? absl::StrFormat(", cpu quota %.2f CPUs", limits.cpu_millicores / 1000.0)
                           : std::string(", no cpu quota"));

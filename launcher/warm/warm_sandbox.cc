@@ -44,6 +44,29 @@ WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process
       channel_(std::move(channel)),
       stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
+absl::Status WarmSandbox::Freeze(bool frozen) {
+  if (cgroup_ == nullptr || !cgroup_->CanFreeze()) {
+    return absl::UnimplementedError(
+        "suspend: this launcher cannot freeze sandboxes (no cgroup freezer: resource limits "
+        "are not enforced here)");
+  }
+  absl::Status done = cgroup_->Freeze(frozen);
+  if (done.ok()) {
+    absl::MutexLock lock(&mu_);
+    frozen_ = frozen;
+  }
+  return done;
+}
+
+void WarmSandbox::ForceEnd(const std::string& why) {
+  {
+    absl::MutexLock lock(&mu_);
+    // A suspended Exec cannot end: its kill lands when the session is resumed.
+    if (frozen_) return;
+  }
+  Stop(why);
+}
+
 void WarmSandbox::Stop(const std::string& reason) {
   {
     absl::MutexLock lock(&mu_);
@@ -127,15 +150,18 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
       exited = true;
     }
   }
-  if (!exited) {
-    process_->SignalGroup(SIGKILL);
-    (void)process_->Reap();
-  }
-  // Whatever of the session is left — nothing should be — ends here, and so does its cgroup.
+  // Everything of the session ends here (a frozen sandbox is thawed to die: a frozen process
+  // would not), and so does its cgroup.
   if (cgroup_ != nullptr) {
     if (absl::Status killed = cgroup_->KillAll(); !killed.ok()) {
       spdlog::error("sandbox {}: {}", id_, std::string(killed.message()));
     }
+  }
+  if (!exited) {
+    process_->SignalGroup(SIGKILL);
+    (void)process_->Reap();
+  }
+  if (cgroup_ != nullptr) {
     if (absl::Status removed = cgroup_->Remove(); !removed.ok()) {
       spdlog::error("sandbox {}: {}", id_, std::string(removed.message()));
     }
@@ -290,7 +316,7 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
   auto exec = std::make_unique<WarmExec>(
       state, std::move(in->second), std::move(out->first), std::move(err->first),
       [this, exec_id](int sig) { Signal(exec_id, sig); },
-      [this](const std::string& why) { Stop(why); });
+      [this](const std::string& why) { ForceEnd(why); });
   exec->SetCgroup(std::move(exec_cgroup), cgroup_.get());
   absl::StatusOr<pid_t> started = state->AwaitStart(absl::Seconds(10));
   if (!started.ok() && !state->result().has_value()) return started.status();

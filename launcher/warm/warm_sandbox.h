@@ -56,6 +56,12 @@ class WarmSandbox {
   bool was_ready() const;
   // Ends the sandbox from any thread (Serve returns `reason`).
   void Stop(const std::string& reason);
+  // Freezes or thaws every process of the sandbox (its cgroup); UNIMPLEMENTED without a
+  // cgroup that can freeze.
+  absl::Status Freeze(bool frozen);
+  // An Exec that did not end after SIGKILL: ends the sandbox, unless it is frozen (the kill
+  // then lands once it is thawed).
+  void ForceEnd(const std::string& why);
 
   // Starts one Exec: `env` is its complete environment ("NAME=value"); `guard_channel` the
   // sandbox end of its create guard channel when the sandbox has a guard (else invalid).
@@ -88,6 +94,7 @@ class WarmSandbox {
   mutable absl::Mutex mu_;
   std::string stop_reason_ ABSL_GUARDED_BY(mu_);
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
   std::string dead_ ABSL_GUARDED_BY(mu_);  // why it ended; empty while it runs
   uint64_t next_exec_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::shared_ptr<WarmExecState>> execs_ ABSL_GUARDED_BY(mu_);
