@@ -45,6 +45,9 @@
 #include "tests/bench/resource_figures.h"
 
 ABSL_FLAG(std::string, launcherd, "", "path of sandbox_launcherd");
+ABSL_FLAG(std::string, cgroups, "auto",
+          "the launcher's --cgroups: auto (resource limits where the host has cgroups) or off, "
+          "to measure what the limits cost");
 ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
 ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
 ABSL_FLAG(std::string, figures, "ABCDEFG",
@@ -142,7 +145,8 @@ absl::Status RunBench() {
 
   absl::StatusOr<Child> launcher =
       Child::Spawn({.argv = {*launcherd, "--socket=" + dir + "/l.sock",
-                             absl::StrCat("--allowed-uids=", getuid())},
+                             absl::StrCat("--allowed-uids=", getuid()),
+                             "--cgroups=" + absl::GetFlag(FLAGS_cgroups)},
                     .output = dir + "/launcher.log",
                     .die_with_parent = true});
   if (!launcher.ok()) return launcher.status();
