@@ -333,8 +333,7 @@ absl::Status LauncherService::JoinSessionCgroup(const v1::LaunchPlan& plan, Proc
   absl::StatusOr<CgroupLimits> limits =
       EffectiveLimits(plan.has_resources() ? &plan.resources() : nullptr, resources.policy);
   if (!limits.ok()) return limits.status();
-  absl::StatusOr<std::unique_ptr<Cgroup>> cgroup =
-      resources.cgroups->Create(CgroupLeafFor("s-", plan.run_id()));
+  absl::StatusOr<PooledCgroup> cgroup = resources.pool->Take();
   if (!cgroup.ok()) return cgroup.status();
   if (absl::Status set = (*cgroup)->SetLimits(*limits); !set.ok()) return set;
   spec.cgroup_procs = (*cgroup)->ProcsFiles();

@@ -76,7 +76,7 @@ class LauncherService final : public v1::SandboxLauncher::Service {
     UniqueFd guard_shim;             // the shim's end of the create guard's notify channel
     UniqueFd guard_launcher;         // ours: handed to the CreateSupervisor
     std::optional<BindStage> stage;  // the checked, cloned bind sources
-    std::unique_ptr<Cgroup> cgroup;  // the session's (the run's, one-shot), when enforced
+    PooledCgroup cgroup;             // the session's (the run's, one-shot), when enforced
     std::string limits;              // how the run is limited, for the log and the handle
     UniqueFd init_shim;              // a warm sandbox's init's end of its channel
     UniqueFd init_launcher;          // ours: handed to the WarmSandbox

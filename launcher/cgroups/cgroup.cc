@@ -229,12 +229,22 @@ absl::StatusOr<std::unique_ptr<Cgroup>> CgroupHierarchy::Create(const std::strin
   return base.CreateChild(leaf);
 }
 
-absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::CreateChild(const std::string& leaf) const {
+absl::StatusOr<std::unique_ptr<Cgroup>> Cgroup::CreateChild(
+    const std::string& leaf, const std::vector<std::string>& only) const {
   if (leaf.empty() || leaf.find('/') != std::string::npos || leaf[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("cgroups: bad name '", leaf, "'"));
   }
   std::vector<CgroupDir> dirs;
   for (const CgroupDir& base : dirs_) {
+    // v1: only the hierarchies of `only` (each directory costs milliseconds to make and
+    // remove); v2 has one anyway.
+    if (!only.empty() && version_ == CgroupVersion::kV1 &&
+        std::none_of(only.begin(), only.end(), [&](const std::string& c) {
+          return std::find(base.controllers.begin(), base.controllers.end(), c) !=
+                 base.controllers.end();
+        })) {
+      continue;
+    }
     const std::string path = base.path + "/" + leaf;
     if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
       return absl::InternalError(

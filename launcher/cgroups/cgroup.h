@@ -93,8 +93,10 @@ class Cgroup {
 
   CgroupVersion version() const { return version_; }
   const std::vector<CgroupDir>& dirs() const { return dirs_; }
-  // Makes (or reuses) the cgroup `leaf` below this one (a run below its session).
-  absl::StatusOr<std::unique_ptr<Cgroup>> CreateChild(const std::string& leaf) const;
+  // Makes (or reuses) the cgroup `leaf` below this one (a run below its session); with `only`,
+  // in the v1 hierarchies of those controllers only.
+  absl::StatusOr<std::unique_ptr<Cgroup>> CreateChild(
+      const std::string& leaf, const std::vector<std::string>& only = {}) const;
   absl::Status SetLimits(const CgroupLimits& limits);
   // Its pids.max (0 when unlimited or unknown).
   uint64_t PidsMax() const;
@@ -108,6 +110,8 @@ class Cgroup {
   absl::StatusOr<CgroupUsage> Usage() const;
   // Removes its directories (children first); fails while a process is left.
   absl::Status Remove();
+  // Leaves its directories to whoever removes an ancestor (no kill, no removal here).
+  void Forget() { removed_ = true; }
 
  private:
   friend class CgroupHierarchy;

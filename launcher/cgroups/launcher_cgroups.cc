@@ -35,6 +35,7 @@ absl::StatusOr<ResourceLimitsConfig> SetUpResourceLimits(const ResourceLimitsFla
         spdlog::warn("killed and removed {} cgroup(s) a previous launcher left", left);
       }
       config.reason = tree->Describe();
+      config.pool = std::make_shared<CgroupPool>(*tree, "s-");
       config.cgroups.emplace(*std::move(tree));
     } else {
       config.reason = std::string(tree.status().message());

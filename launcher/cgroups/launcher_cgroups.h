@@ -6,11 +6,13 @@
 #ifndef CCSANDBOX_LAUNCHER_CGROUPS_LAUNCHER_CGROUPS_H_
 #define CCSANDBOX_LAUNCHER_CGROUPS_LAUNCHER_CGROUPS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "launcher/cgroups/cgroup.h"
+#include "launcher/cgroups/cgroup_pool.h"
 #include "launcher/cgroups/resource_policy.h"
 
 namespace ccsandbox::launcher {
@@ -25,6 +27,7 @@ struct ResourceLimitsFlags {
 
 struct ResourceLimitsConfig {
   std::optional<CgroupHierarchy> cgroups;  // unset: limits are not enforced
+  std::shared_ptr<CgroupPool> pool;        // session cgroups, made ahead and removed behind
   std::string reason;                      // how they are enforced, or why not
   ResourcePolicy policy;
 };

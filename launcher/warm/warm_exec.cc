@@ -60,21 +60,30 @@ WarmExec::~WarmExec() {
   // Never left running: an Exec dropped before its end is killed (and its cgroup, whatever it
   // still holds, with it).
   if (!state_->result().has_value()) signal_(SIGKILL);
+  if (cgroup_ != nullptr && release_) release_(std::move(cgroup_));
 }
 
-void WarmExec::SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session) {
+void WarmExec::SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session,
+                         std::function<void(std::unique_ptr<Cgroup>)> release) {
   cgroup_ = std::move(cgroup);
   session_ = session;
+  release_ = std::move(release);
+  if (cgroup_ != nullptr) own_at_start_ = cgroup_->Usage().value_or(CgroupUsage());
   if (session_ != nullptr) session_at_start_ = session_->Usage().value_or(CgroupUsage());
 }
 
 std::optional<CgroupUsage> WarmExec::Usage() const {
   if (cgroup_ == nullptr) return std::nullopt;
-  CgroupUsage usage = cgroup_->Usage().value_or(CgroupUsage());
-  if (session_ != nullptr) {
-    const CgroupUsage now = session_->Usage().value_or(CgroupUsage());
-    usage.oom_kills = std::max(usage.oom_kills, now.oom_kills - session_at_start_.oom_kills);
-  }
+  // Its own cgroup counts its forks; the session's (whose limits they are) its memory and CPU
+  // while it ran — shared with Execs running alongside, if any.
+  const CgroupUsage own = cgroup_->Usage().value_or(CgroupUsage());
+  const CgroupUsage now =
+      session_ != nullptr ? session_->Usage().value_or(CgroupUsage()) : CgroupUsage();
+  CgroupUsage usage;
+  usage.pids_max_hits = own.pids_max_hits - own_at_start_.pids_max_hits;
+  usage.oom_kills = now.oom_kills - session_at_start_.oom_kills;
+  usage.cpu_usage_us = now.cpu_usage_us - session_at_start_.cpu_usage_us;
+  usage.memory_peak_bytes = now.memory_peak_bytes;  // the session's peak so far
   return usage;
 }
 

@@ -70,7 +70,9 @@ class WarmExec : public SupervisedProcess {
   // with the WarmExec. `session` is the session's, for what is counted there: the memory limit
   // is the session's, so its OOM kills since the Exec started count as the Exec's. (Its pids
   // limit is a little below the session's, so a fork bomb hits its own first.)
-  void SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session);
+  // `release` takes the cgroup back when the Exec is done (for the next Exec).
+  void SetCgroup(std::unique_ptr<Cgroup> cgroup, const Cgroup* session,
+                 std::function<void(std::unique_ptr<Cgroup>)> release);
   const Cgroup* cgroup() const { return cgroup_.get(); }
   // What the Exec used (nullopt without a cgroup).
   std::optional<CgroupUsage> Usage() const;
@@ -82,6 +84,8 @@ class WarmExec : public SupervisedProcess {
   std::function<void(const std::string&)> end_sandbox_;
   std::unique_ptr<Cgroup> cgroup_;
   const Cgroup* session_ = nullptr;
+  std::function<void(std::unique_ptr<Cgroup>)> release_;
+  CgroupUsage own_at_start_;  // a reused cgroup's counters go on: the Exec's are the deltas
   CgroupUsage session_at_start_;
 };
 

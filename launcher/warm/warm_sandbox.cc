@@ -22,6 +22,8 @@ namespace {
 constexpr int kCancelPollMs = 200;
 // An init that takes no frame for this long is treated as gone: the sandbox ends.
 constexpr int kSendTimeoutMs = 5000;
+// Exec cgroups kept for reuse per sandbox (as many Execs as ran at once, up to this).
+constexpr size_t kSpareCgroups = 16;
 // Lines of what bwrap and the init say that reach the log, per sandbox (the rest is counted).
 constexpr int kLoggedLines = 200;
 constexpr size_t kStderrTail = 2048;
@@ -37,12 +39,46 @@ absl::StatusOr<std::pair<UniqueFd, UniqueFd>> Pipe() {
 }  // namespace
 
 WarmSandbox::WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel,
-                         std::unique_ptr<Cgroup> cgroup)
+                         PooledCgroup cgroup)
     : id_(std::move(id)),
       process_(std::move(process)),
       cgroup_(std::move(cgroup)),
       channel_(std::move(channel)),
       stop_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+absl::StatusOr<std::unique_ptr<Cgroup>> WarmSandbox::TakeExecCgroup() {
+  uint64_t n;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!spare_cgroups_.empty()) {
+      std::unique_ptr<Cgroup> spare = std::move(spare_cgroups_.back());
+      spare_cgroups_.pop_back();
+      return spare;
+    }
+    n = next_cgroup_++;
+  }
+  // Only in the pids hierarchy: it holds every process of the Exec (to kill, to count its
+  // forks); the memory, CPU and freezer limits are the session's. A v1 cgroup directory costs
+  // milliseconds to make and to remove, so an Exec's is kept for the next one (spare_cgroups_).
+  absl::StatusOr<std::unique_ptr<Cgroup>> made =
+      cgroup_->CreateChild(absl::StrCat("e-", n), {"pids"});
+  if (!made.ok()) return made;
+  // A little below the session's: the Exec's own fork bomb is stopped (and named) at its own
+  // limit, while the session's processes (bwrap, the init, reapers) keep room to work.
+  if (const uint64_t session_pids = cgroup_->PidsMax(); session_pids > 16) {
+    (void)(*made)->SetLimits({.pids_max = session_pids - 8});
+  }
+  return made;
+}
+
+void WarmSandbox::ReturnExecCgroup(std::unique_ptr<Cgroup> done) {
+  // Kept only empty, and only while the sandbox lives; else it is killed and removed.
+  if (!done->KillAll().ok()) return;
+  absl::MutexLock lock(&mu_);
+  if (dead_.empty() && spare_cgroups_.size() < kSpareCgroups) {
+    spare_cgroups_.push_back(std::move(done));
+  }
+}
 
 absl::Status WarmSandbox::Freeze(bool frozen) {
   if (cgroup_ == nullptr || !cgroup_->CanFreeze()) {
@@ -161,11 +197,14 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
     process_->SignalGroup(SIGKILL);
     (void)process_->Reap();
   }
-  if (cgroup_ != nullptr) {
-    if (absl::Status removed = cgroup_->Remove(); !removed.ok()) {
-      spdlog::error("sandbox {}: {}", id_, std::string(removed.message()));
-    }
+  std::vector<std::unique_ptr<Cgroup>> spares;
+  {
+    absl::MutexLock lock(&mu_);
+    spares.swap(spare_cgroups_);
   }
+  for (auto& spare : spares) spare->Forget();  // removed with the session's, below it
+  // The session's cgroup itself is retired (removed in the background) with this object,
+  // once the last Exec that reads its counters is done.
   Die(reason);
   return reason;
 }
@@ -270,19 +309,13 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
   std::unique_ptr<Cgroup> exec_cgroup;
   std::vector<UniqueFd> procs;
   if (cgroup_ != nullptr) {
-    absl::StatusOr<std::unique_ptr<Cgroup>> made =
-        cgroup_->CreateChild(absl::StrCat("e-", exec_id));
+    absl::StatusOr<std::unique_ptr<Cgroup>> made = TakeExecCgroup();
     if (!made.ok()) {
       absl::MutexLock lock(&mu_);
       execs_.erase(exec_id);
       return made.status();
     }
     exec_cgroup = *std::move(made);
-    // A little below the session's: the Exec's own fork bomb is stopped (and named) at its own
-    // limit, while the session's processes (bwrap, the init, reapers) keep room to work.
-    if (const uint64_t session_pids = cgroup_->PidsMax(); session_pids > 16) {
-      (void)exec_cgroup->SetLimits({.pids_max = session_pids - 8});
-    }
     for (const std::string& file : exec_cgroup->ProcsFiles()) {
       UniqueFd fd(open(file.c_str(), O_WRONLY | O_CLOEXEC));
       if (!fd.valid()) {
@@ -317,7 +350,8 @@ absl::StatusOr<std::unique_ptr<WarmExec>> WarmSandbox::StartExec(
       state, std::move(in->second), std::move(out->first), std::move(err->first),
       [this, exec_id](int sig) { Signal(exec_id, sig); },
       [this](const std::string& why) { ForceEnd(why); });
-  exec->SetCgroup(std::move(exec_cgroup), cgroup_.get());
+  exec->SetCgroup(std::move(exec_cgroup), cgroup_.get(),
+                  [this](std::unique_ptr<Cgroup> done) { ReturnExecCgroup(std::move(done)); });
   absl::StatusOr<pid_t> started = state->AwaitStart(absl::Seconds(10));
   if (!started.ok() && !state->result().has_value()) return started.status();
   return exec;

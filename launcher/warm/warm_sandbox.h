@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "launcher/cgroups/cgroup.h"
+#include "launcher/cgroups/cgroup_pool.h"
 #include "launcher/run_control.h"
 #include "launcher/sandbox_process.h"
 #include "launcher/shim/init_protocol.h"
@@ -41,7 +42,7 @@ class WarmSandbox {
   // `cgroup`: the session's (null where limits are not enforced); everything in it is killed
   // and it is removed when the sandbox ends.
   WarmSandbox(std::string id, std::unique_ptr<SandboxProcess> process, UniqueFd channel,
-              std::unique_ptr<Cgroup> cgroup = nullptr);
+              PooledCgroup cgroup = nullptr);
   ~WarmSandbox();
 
   const std::string& id() const { return id_; }
@@ -77,6 +78,9 @@ class WarmSandbox {
   void OnFrame(const InitMessage& message);
   // Reaps the exited bwrap; why it ended, with the last of what it said.
   std::string Reaped();
+  // An Exec's cgroup: a spare one, or a new one below the session's.
+  absl::StatusOr<std::unique_ptr<Cgroup>> TakeExecCgroup();
+  void ReturnExecCgroup(std::unique_ptr<Cgroup> done);
   void Signal(uint64_t exec_id, int sig);
   // Marks the sandbox dead: every Exec ends with `reason`; no new one starts.
   void Die(const std::string& reason);
@@ -84,7 +88,7 @@ class WarmSandbox {
 
   const std::string id_;
   std::unique_ptr<SandboxProcess> process_;  // touched by the Serve thread only
-  std::unique_ptr<Cgroup> cgroup_;           // the session's; gone with the sandbox
+  PooledCgroup cgroup_;                      // the session's; retired with the sandbox
   const UniqueFd channel_;
   InitFrameReader reader_{/*accept_fds=*/false};
   std::string stderr_tail_;  // the last of what bwrap and the init said, for the reason
@@ -95,6 +99,8 @@ class WarmSandbox {
   std::string stop_reason_ ABSL_GUARDED_BY(mu_);
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<Cgroup>> spare_cgroups_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_cgroup_ ABSL_GUARDED_BY(mu_) = 1;
   std::string dead_ ABSL_GUARDED_BY(mu_);  // why it ended; empty while it runs
   uint64_t next_exec_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::shared_ptr<WarmExecState>> execs_ ABSL_GUARDED_BY(mu_);
