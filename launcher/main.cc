@@ -371,6 +371,10 @@ int Main(int argc, char** argv) {
   if (absl::Status guard = DecideCreateGuard(setup->create_guard, config); !guard.ok()) {
     return CannotStart(guard, 2);
   }
+  // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
+  // by a dedicated thread for an orderly shutdown. Before any thread starts (the cgroup pool's
+  // would otherwise take a SIGTERM and die of it).
+  BlockStopSignals();
   absl::StatusOr<ResourceLimitsConfig> resources =
       SetUpResourceLimits({.mode = absl::GetFlag(FLAGS_cgroups),
                            .socket_path = setup->socket_path,
@@ -383,10 +387,6 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
   if (!seccomp.ok()) return CannotStart(seccomp.status(), 1);
   config.seccomp_program = std::move(*seccomp);
-
-  // SIGPIPE from a closed stdin pipe must not kill the launcher; SIGINT/SIGTERM are taken
-  // by a dedicated thread for an orderly shutdown.
-  BlockStopSignals();
 
   absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
   if (!listener.ok()) return CannotStart(listener.status(), 1);

@@ -388,9 +388,12 @@ absl::Status Cgroup::KillAll() {
     }
     return absl::OkStatus();
   }
-  // v1 (or a v2 kernel before cgroup.kill): frozen, nothing can fork while we kill.
-  const bool freeze = CanFreeze() && Freeze(true).ok();
-  for (;;) {
+  // v1 (or a v2 kernel before cgroup.kill): frozen once, so nothing forks while the first
+  // round is killed; then thawed for good (a frozen process does not die of SIGKILL, and one
+  // frozen again mid-exit would hold up its PID namespace's teardown), and whatever is still
+  // listed — only what was mid-fork — is killed until none is left.
+  const bool froze = CanFreeze() && Freeze(true).ok();
+  auto kill_listed = [this] {
     bool any = false;
     for (const CgroupDir& dir : dirs_) {
       std::vector<std::string> tree;
@@ -402,12 +405,15 @@ absl::Status Cgroup::KillAll() {
         }
       }
     }
-    if (freeze) (void)Freeze(false);  // killed processes die once thawed
-    if (!any) return absl::OkStatus();
+    return any;
+  };
+  kill_listed();
+  if (froze) (void)Freeze(false);
+  while (kill_listed()) {
     if (absl::Now() > limit) return absl::DeadlineExceededError("cgroups: kill did not finish");
     usleep(1000);
-    if (freeze) (void)Freeze(true);
   }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CgroupUsage> Cgroup::Usage() const {
