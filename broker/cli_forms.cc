@@ -35,6 +35,8 @@ const std::vector<CliForm>& CliForms() {
       {"session ls", {"json"}},
       {"session show", {"json"}},
       {"session stop", {"json"}},
+      {"session suspend", {"json"}},
+      {"session resume", {"json"}},
       {"policy check", {"mode", "json"}},
   };
   return *forms;

@@ -54,6 +54,7 @@ TEST(CheckFormFlags, EachFormTakesItsFlagsAndRefusesTheRest) {
       {"session show", {"stdin"}, "session show: does not take --stdin"},
       {"session stop", {"json"}, ""},
       {"session stop", {"backend"}, "session stop: does not take --backend"},
+      {"session suspend", {"spec"}, "session suspend: does not take --spec"},
       {"run", {"spec", "workdir", "timeout", "backend", "stdin", "no_filename_denies", "json"}, ""},
       {"policy check", {"mode", "json"}, ""},
       {"session frobnicate", {}, "unknown form"},
@@ -78,7 +79,7 @@ TEST(CliForms, EveryFormIsListedOnceWithJson) {
     EXPECT_NE(std::find(form.flags.begin(), form.flags.end(), "json"), form.flags.end())
         << form.form;
   }
-  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(seen.size(), 10u);
 }
 
 }  // namespace

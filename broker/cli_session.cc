@@ -71,32 +71,48 @@ int List(v1::SandboxBroker::Stub& stub, const SessionCommand&, const LaunchFlags
   return 0;
 }
 
-int Show(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
-         bool json) {
-  const std::string& session_id = command.session_id;
+using SessionCall = grpc::Status (v1::SandboxBroker::Stub::*)(grpc::ClientContext*,
+                                                              const v1::SessionRequest&,
+                                                              v1::SandboxHandle*);
+
+// One call on one session; prints its handle (as `show` does, or one JSON line), unless
+// `plain_handle` is false and --json is not given.
+int CallOnSession(v1::SandboxBroker::Stub& stub, const SessionCommand& command, bool json,
+                  SessionCall call, bool plain_handle) {
+  const std::string what = absl::StrCat("session ", command.verb);
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline());
   v1::SessionRequest request;
-  request.set_session_id(session_id);
+  request.set_session_id(command.session_id);
   v1::SandboxHandle handle;
-  grpc::Status status = stub.GetSession(&ctx, request, &handle);
-  if (!status.ok()) return FailCall("session show", status, session_id);
-  std::cout << (json ? HandleJson(handle) + "\n" : FormatSessionHandle(handle)) << std::flush;
+  grpc::Status status = (stub.*call)(&ctx, request, &handle);
+  if (!status.ok()) return FailCall(what, status, command.session_id);
+  if (json) {
+    std::cout << HandleJson(handle) << std::endl;
+  } else if (plain_handle) {
+    std::cout << FormatSessionHandle(handle) << std::flush;
+  }
   return 0;
+}
+
+int Show(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
+         bool json) {
+  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::GetSession, true);
 }
 
 int Stop(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
          bool json) {
-  const std::string& session_id = command.session_id;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(Deadline());
-  v1::SessionRequest request;
-  request.set_session_id(session_id);
-  v1::SandboxHandle handle;
-  grpc::Status status = stub.Destroy(&ctx, request, &handle);
-  if (!status.ok()) return FailCall("session stop", status, session_id);
-  if (json) std::cout << HandleJson(handle) << std::endl;
-  return 0;
+  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Destroy, false);
+}
+
+int Suspend(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
+            bool json) {
+  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Suspend, true);
+}
+
+int Resume(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
+           bool json) {
+  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Resume, true);
 }
 
 struct Verb {
@@ -106,13 +122,11 @@ struct Verb {
 };
 
 constexpr Verb kVerbs[] = {
-    {"start", false, Start},
-    {"ls", false, List},
-    {"show", true, Show},
-    {"stop", true, Stop},
+    {"start", false, Start}, {"ls", false, List},        {"show", true, Show},
+    {"stop", true, Stop},    {"suspend", true, Suspend}, {"resume", true, Resume},
 };
 
-constexpr absl::string_view kVerbList = "start, ls, show or stop";
+constexpr absl::string_view kVerbList = "start, ls, show, stop, suspend or resume";
 
 const Verb* FindVerb(absl::string_view name) {
   for (const Verb& verb : kVerbs) {

@@ -6,6 +6,7 @@
 //   sandboxctl session ls [--json]
 //   sandboxctl session show $ID [--json]
 //   sandboxctl session stop $ID [--json]
+//   sandboxctl session suspend|resume $ID [--json]   (freeze / thaw its sandbox)
 //
 // start prints the session id (or, with --json, the SandboxHandle as one JSON line); ls one line
 // per session: id, actual backend, state (--json: one handle per line); show the handle as
@@ -26,11 +27,11 @@
 namespace ccsandbox::broker {
 
 struct SessionCommand {
-  std::string verb;        // start, ls, show, stop
-  std::string session_id;  // show and stop
+  std::string verb;        // start, ls, show, stop, suspend, resume
+  std::string session_id;  // all but start and ls
 };
 
-// The words after "session": a verb and, for show and stop, exactly one session id.
+// The words after "session": a verb and, but for start and ls, exactly one session id.
 absl::StatusOr<SessionCommand> ParseSessionArgs(const std::vector<std::string>& args);
 
 // "native", "none", "microvm"; "warm", "active", "destroyed", ... (the enum names, lower case).

@@ -244,6 +244,7 @@ int Main(int argc, char** argv) {
       "  sandboxctl --broker=unix:PATH session ls [--json]\n"
       "  sandboxctl --broker=unix:PATH session show ID [--json]\n"
       "  sandboxctl --broker=unix:PATH session stop ID [--json]\n"
+      "  sandboxctl --broker=unix:PATH session suspend|resume ID [--json]\n"
       "  sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'\n"
       "Exit codes: run: the command's, 128+signal when it was killed, 125 when sandboxctl, the "
       "broker or the launcher failed or the session does not exist; session, probe: 0, or 125; "

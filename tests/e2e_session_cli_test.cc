@@ -263,5 +263,25 @@ TEST_F(SessionCliTest, UsageErrorsAndUnknownSessionsAreRefusedWith125) {
   EXPECT_EQ(Ctl({"session", "stop", id}).exit_code, 0);
 }
 
+// Suspend freezes the session (no run meanwhile), resume thaws it; both print its handle.
+TEST_F(SessionCliTest, SuspendAndResumeASession) {
+  const std::string id = Start();
+  ProgramResult suspended = Ctl({"session", "suspend", id});
+  ASSERT_EQ(suspended.exit_code, 0) << suspended.err;
+  EXPECT_TRUE(absl::StrContains(suspended.out, "SANDBOX_STATE_SUSPENDED") ||
+              absl::StrContains(suspended.out, "suspended"))
+      << suspended.out;
+  ProgramResult refused = RunIn(id, {"echo", "never"});
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(refused.err, "suspended")) << refused.err;
+  ProgramResult resumed = Ctl({"session", "resume", id, "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(absl::StrContains(resumed.out, "SANDBOX_STATE_WARM")) << resumed.out;
+  ProgramResult ran = RunIn(id, {"echo", "back"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(ran.out, "back\n");
+  EXPECT_EQ(Ctl({"session", "suspend", "no-such-session"}).exit_code, 125);
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing
