@@ -95,35 +95,23 @@ int CallOnSession(v1::SandboxBroker::Stub& stub, const SessionCommand& command, 
   return 0;
 }
 
-int Show(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
-         bool json) {
-  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::GetSession, true);
-}
-
-int Stop(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
-         bool json) {
-  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Destroy, false);
-}
-
-int Suspend(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
-            bool json) {
-  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Suspend, true);
-}
-
-int Resume(v1::SandboxBroker::Stub& stub, const SessionCommand& command, const LaunchFlags&,
-           bool json) {
-  return CallOnSession(stub, command, json, &v1::SandboxBroker::Stub::Resume, true);
-}
-
 struct Verb {
   absl::string_view name;
   bool takes_id;
+  // Either a verb of its own ...
   int (*run)(v1::SandboxBroker::Stub&, const SessionCommand&, const LaunchFlags&, bool json);
+  // ... or one call on the named session, its handle printed (or only with --json).
+  SessionCall call;
+  bool plain_handle;
 };
 
 constexpr Verb kVerbs[] = {
-    {"start", false, Start}, {"ls", false, List},        {"show", true, Show},
-    {"stop", true, Stop},    {"suspend", true, Suspend}, {"resume", true, Resume},
+    {"start", false, Start, nullptr, false},
+    {"ls", false, List, nullptr, false},
+    {"show", true, nullptr, &v1::SandboxBroker::Stub::GetSession, true},
+    {"stop", true, nullptr, &v1::SandboxBroker::Stub::Destroy, false},
+    {"suspend", true, nullptr, &v1::SandboxBroker::Stub::Suspend, true},
+    {"resume", true, nullptr, &v1::SandboxBroker::Stub::Resume, true},
 };
 
 constexpr absl::string_view kVerbList = "start, ls, show, stop, suspend or resume";
@@ -228,7 +216,8 @@ int RunSessionCommand(v1::SandboxBroker::Stub& stub, const SessionCommand& comma
   if (verb == nullptr) {
     return Fail(absl::StrCat("session: unknown verb ", policy::QuoteInput(command.verb)));
   }
-  return verb->run(stub, command, launch, json);
+  if (verb->run != nullptr) return verb->run(stub, command, launch, json);
+  return CallOnSession(stub, command, json, verb->call, verb->plain_handle);
 }
 
 }  // namespace ccsandbox::broker
