@@ -126,6 +126,13 @@ std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, Gr
   };
 }
 
+// The run's first event: it is admitted and about to start.
+void EmitStarting(const v1::LaunchPlan& plan, GrpcSink& sink) {
+  v1::SandboxEvent starting;
+  starting.mutable_starting()->set_run_id(plan.run_id());
+  sink.Emit(starting);
+}
+
 // Supervises the started run to its end, then drains its events to the broker: CANCELLED
 // when the broker cancelled the run or did not take every event.
 // The run's counters as its events carry them.
@@ -387,17 +394,10 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
   SpawnFds fds;
   absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds, /*warm=*/false);
   if (!spec.ok()) return ToGrpc(spec.status());
-  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
-  if (!control.ok()) return ToGrpc(control.status());
-  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
-    return ToGrpc(added);
-  }
-  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
-
+  absl::StatusOr<RegisteredRun> run = registry_.Register(plan->run_id(), peer_uid_);
+  if (!run.ok()) return ToGrpc(run.status());
   GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
-  v1::SandboxEvent starting;
-  starting.mutable_starting()->set_run_id(plan->run_id());
-  sink.Emit(starting);
+  EmitStarting(*plan, sink);
 
   absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(*spec);
   if (!process.ok()) {
@@ -416,7 +416,7 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
     };
   }
   return SuperviseStarted(*plan, *plan, *std::move(process), pid, std::move(fds.guard_launcher),
-                          **control, sink, std::move(usage));
+                          run->control(), sink, std::move(usage));
 }
 
 grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
@@ -442,17 +442,10 @@ grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v
     guard_launcher = std::move(channel->first);
     guard_shim = std::move(channel->second);
   }
-  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
-  if (!control.ok()) return ToGrpc(control.status());
-  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
-    return ToGrpc(added);
-  }
-  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
-
+  absl::StatusOr<RegisteredRun> run = registry_.Register(plan->run_id(), peer_uid_);
+  if (!run.ok()) return ToGrpc(run.status());
   GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
-  v1::SandboxEvent starting;
-  starting.mutable_starting()->set_run_id(plan->run_id());
-  sink.Emit(starting);
+  EmitStarting(*plan, sink);
   absl::StatusOr<std::unique_ptr<WarmExec>> exec = sandbox->sandbox->StartExec(
       {plan->argv().begin(), plan->argv().end()}, envp, plan->workdir(), std::move(guard_shim));
   if (!exec.ok()) {
@@ -465,7 +458,7 @@ grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v
     usage = [warm] { return warm->Usage(); };
   }
   return SuperviseStarted(*plan, sandbox->plan, *std::move(exec), pid, std::move(guard_launcher),
-                          **control, sink, std::move(usage));
+                          run->control(), sink, std::move(usage));
 }
 
 grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
@@ -518,21 +511,17 @@ grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v
   }
   absl::Cleanup forget = [this, plan] { warm_.Remove(plan->run_id()); };
   // Signal naming the sandbox stops it (the broker's Destroy).
-  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
-  if (!control.ok()) return ToGrpc(control.status());
-  if (absl::Status added = registry_.Add(plan->run_id(), peer_uid_, control->get()); !added.ok()) {
-    return ToGrpc(added);
-  }
-  absl::Cleanup unregister = [this, plan] { registry_.Remove(plan->run_id()); };
-  const std::string reason = sandbox->Serve([context] { return context->IsCancelled(); }, **control,
-                                            [&](pid_t pid) {
-                                              v1::SandboxLifecycle warm;
-                                              warm.mutable_warm()->set_pid(pid);
-                                              warm.mutable_warm()->set_limits(fds.limits);
-                                              writer->Write(warm);
-                                              spdlog::info("sandbox {} warm: uid {}, pid {}",
-                                                           plan->run_id(), peer_uid_, pid);
-                                            });
+  absl::StatusOr<RegisteredRun> registered = registry_.Register(plan->run_id(), peer_uid_);
+  if (!registered.ok()) return ToGrpc(registered.status());
+  const std::string reason = sandbox->Serve(
+      [context] { return context->IsCancelled(); }, registered->control(),
+      [&](pid_t pid) {
+        v1::SandboxLifecycle warm;
+        warm.mutable_warm()->set_pid(pid);
+        warm.mutable_warm()->set_limits(fds.limits);
+        writer->Write(warm);
+        spdlog::info("sandbox {} warm: uid {}, pid {}", plan->run_id(), peer_uid_, pid);
+      });
   spdlog::info("sandbox {} ended: {}", plan->run_id(), reason);
   if (!sandbox->was_ready()) {
     return ToGrpc(

@@ -6,6 +6,17 @@
 
 namespace ccsandbox::launcher {
 
+RegisteredRun::~RegisteredRun() {
+  if (registry_ != nullptr) registry_->Remove(run_id_);
+}
+
+absl::StatusOr<RegisteredRun> RunRegistry::Register(const std::string& run_id, uid_t owner) {
+  absl::StatusOr<std::unique_ptr<RunControl>> control = RunControl::Create();
+  if (!control.ok()) return control.status();
+  if (absl::Status added = Add(run_id, owner, control->get()); !added.ok()) return added;
+  return RegisteredRun(*this, run_id, *std::move(control));
+}
+
 absl::Status RunRegistry::Add(const std::string& run_id, uid_t owner, RunControl* control) {
   absl::MutexLock lock(&mu_);
   if (!runs_.emplace(run_id, Entry{owner, control}).second) {
