@@ -22,6 +22,53 @@
 namespace ccsandbox::launcher {
 namespace {
 
+// A child that joins `cgroup`, then runs `body` and exits with its result.
+pid_t ChildIn(const Cgroup& cgroup, const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (const std::string& file : cgroup.ProcsFiles()) {
+      const int fd = open(file.c_str(), O_WRONLY);
+      if (fd < 0 || write(fd, "0", 1) != 1) _exit(99);
+      close(fd);
+    }
+    _exit(body());
+  }
+  return pid;
+}
+
+// A child in `cg` writes to a pipe every 10 ms (an orphan of its below it): freezing stops its
+// output, thawing resumes it, and KillAll ends both.
+void ExpectFreezeStopsAndThawResumes(Cgroup& cg) {
+  ASSERT_TRUE(cg.CanFreeze());
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = ChildIn(cg, [&] {
+    if (fork() == 0) pause();
+    for (;;) {
+      if (write(fds[1], "x", 1) != 1) return 1;
+      usleep(10000);
+    }
+  });
+  close(fds[1]);
+  char c;
+  ASSERT_EQ(read(fds[0], &c, 1), 1);
+  ASSERT_TRUE(cg.Freeze(true).ok());
+  usleep(100000);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  char drain[4096];
+  while (read(fds[0], drain, sizeof(drain)) > 0) {
+  }
+  pollfd readable{fds[0], POLLIN, 0};
+  EXPECT_EQ(poll(&readable, 1, 500), 0) << "output while frozen";
+  ASSERT_TRUE(cg.Freeze(false).ok());
+  EXPECT_EQ(poll(&readable, 1, 2000), 1) << "no output once thawed";
+  ASSERT_TRUE(cg.KillAll().ok());
+  int status;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  close(fds[0]);
+}
+
 class CgroupTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,18 +84,8 @@ class CgroupTest : public ::testing::Test {
     for (const CgroupDir& root : tree_->roots()) rmdir(root.path.c_str());
   }
 
-  // A child that joins `cgroup`, then runs `body` and exits with its result.
   pid_t Child(const Cgroup& cgroup, const std::function<int()>& body) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      for (const std::string& file : cgroup.ProcsFiles()) {
-        const int fd = open(file.c_str(), O_WRONLY);
-        if (fd < 0 || write(fd, "0", 1) != 1) _exit(99);
-        close(fd);
-      }
-      _exit(body());
-    }
-    return pid;
+    return ChildIn(cgroup, body);
   }
 
   std::optional<CgroupHierarchy> tree_;
@@ -109,31 +146,7 @@ TEST_F(CgroupTest, AFrozenCgroupStopsAndResumes) {
   absl::StatusOr<std::unique_ptr<Cgroup>> cg = tree_->Create("freeze");
   ASSERT_TRUE(cg.ok()) << cg.status();
   if (!(*cg)->CanFreeze()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no freezer on this host");
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  const pid_t pid = Child(**cg, [&] {
-    for (;;) {
-      if (write(fds[1], "x", 1) != 1) return 1;
-      usleep(10000);
-    }
-  });
-  close(fds[1]);
-  char c;
-  ASSERT_EQ(read(fds[0], &c, 1), 1);
-  ASSERT_TRUE((*cg)->Freeze(true).ok());
-  usleep(100000);
-  fcntl(fds[0], F_SETFL, O_NONBLOCK);
-  char drain[4096];
-  while (read(fds[0], drain, sizeof(drain)) > 0) {
-  }
-  pollfd readable{fds[0], POLLIN, 0};
-  EXPECT_EQ(poll(&readable, 1, 500), 0) << "output while frozen";
-  ASSERT_TRUE((*cg)->Freeze(false).ok());
-  EXPECT_EQ(poll(&readable, 1, 2000), 1) << "no output once thawed";
-  ASSERT_TRUE((*cg)->KillAll().ok());
-  int status;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  close(fds[0]);
+  ExpectFreezeStopsAndThawResumes(**cg);
 }
 
 TEST_F(CgroupTest, KillAllEndsEveryProcessBelowIncludingChildCgroups) {
@@ -208,36 +221,7 @@ TEST(CgroupV2Test, KillAndFreezeWorkOnTheUnifiedHierarchy) {
   {
     absl::StatusOr<std::unique_ptr<Cgroup>> cg = tree->Create("run");
     ASSERT_TRUE(cg.ok()) << cg.status();
-    ASSERT_TRUE((*cg)->CanFreeze());
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int fd = open((*cg)->ProcsFiles()[0].c_str(), O_WRONLY);
-      if (fd < 0 || write(fd, "0", 1) != 1) _exit(99);
-      if (fork() == 0) pause();  // an orphan below it
-      for (;;) {
-        if (write(fds[1], "x", 1) != 1) _exit(1);
-        usleep(10000);
-      }
-    }
-    close(fds[1]);
-    char c;
-    ASSERT_EQ(read(fds[0], &c, 1), 1);
-    ASSERT_TRUE((*cg)->Freeze(true).ok());
-    usleep(100000);
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    char drain[4096];
-    while (read(fds[0], drain, sizeof(drain)) > 0) {
-    }
-    pollfd readable{fds[0], POLLIN, 0};
-    EXPECT_EQ(poll(&readable, 1, 300), 0) << "output while frozen";
-    ASSERT_TRUE((*cg)->Freeze(false).ok());
-    ASSERT_TRUE((*cg)->KillAll().ok());
-    int status;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFSIGNALED(status));
-    close(fds[0]);
+    ExpectFreezeStopsAndThawResumes(**cg);
   }  // removed
   EXPECT_EQ(rmdir(root.c_str()), 0) << "a cgroup was left below " << root;
 }
