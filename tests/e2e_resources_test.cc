@@ -114,6 +114,50 @@ TEST_F(ResourcesTest, AForkBombIsStoppedAndNamedWhileTheHostStaysResponsive) {
   EXPECT_TRUE(WaitNoProcessMatches(bomb_script, 2));
 }
 
+// The cgroup is the boundary the limits and the kill rest on: a command cannot leave its Exec's
+// cgroup — not through a cgroup file system (none inside; mounting one is refused), not through
+// the cgroup.procs descriptors its reaper was given (closed before the command starts, and
+// another process's fds are out of reach), not by starting over in a new session.
+TEST_F(ResourcesTest, ACommandCannotLeaveItsCgroup) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  ASSERT_TRUE(Launch("stay", nullptr).ok());
+  const std::string marker = "sleep 1000.7717";
+  auto held = std::async(std::launch::async, [&] {
+    return Exec("stay",
+                "echo 0 > /sys/fs/cgroup/pids/cgroup.procs; "
+                "mkdir -p /tmp/cg && mount -t cgroup -o pids none /tmp/cg; "
+                "for f in /proc/[0-9]*/fd/*; do "
+                "  case $(readlink $f) in *cgroup*) echo 0 > $f && echo escaped $f;; esac; "
+                "done 2>/dev/null; "
+                "setsid " +
+                    marker + " & wait");
+  });
+  ASSERT_TRUE(WaitForProcessMatching(marker, 10));
+  pid_t pid = 0;
+  if (DIR* proc = opendir("/proc")) {
+    while (dirent* e = readdir(proc)) {
+      const std::string cmdline = ReadFile(absl::StrCat("/proc/", e->d_name, "/cmdline"));
+      if (absl::StrContains(cmdline, "1000.7717")) pid = atoi(e->d_name);
+    }
+    closedir(proc);
+  }
+  ASSERT_GT(pid, 0);
+  const std::string cgroups = ReadFile(absl::StrCat("/proc/", pid, "/cgroup"));
+  EXPECT_TRUE(absl::StrContains(cgroups, "/ccsandbox-")) << cgroups;
+  EXPECT_TRUE(absl::StrContains(cgroups, "/e-")) << "not in its Exec's cgroup: " << cgroups;
+  grpc::ClientContext ctx;
+  v1::KillRequest kill;
+  kill.set_session_id("stay");
+  v1::KillResponse killed;
+  ASSERT_TRUE(stub_->Kill(&ctx, kill, &killed).ok());
+  std::vector<v1::SandboxEvent> events = held.get();
+  std::string out;
+  for (const v1::SandboxEvent& e : events) out += e.stdout();
+  EXPECT_FALSE(absl::StrContains(out, "escaped")) << out;
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 5));
+}
+
 TEST_F(ResourcesTest, MemoryPastTheLimitIsAnOomKill) {
   Start();
   if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
