@@ -20,15 +20,12 @@
 #include "gtest/gtest.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/exec_events.h"
 #include "tests/poll_until.h"
 #include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::testing {
 namespace {
-
-const v1::SandboxEvent* Last(const std::vector<v1::SandboxEvent>& events) {
-  return events.empty() ? nullptr : &events.back();
-}
 
 class ResourcesTest : public ::testing::Test {
  protected:
@@ -59,18 +56,7 @@ class ResourcesTest : public ::testing::Test {
 
   std::vector<v1::SandboxEvent> Exec(const std::string& session, const std::string& script,
                                      uint64_t timeout_ms = 60000) {
-    v1::ExecRequest request;
-    request.set_session_id(session);
-    for (const char* a : {"sh", "-c"}) request.add_argv(a);
-    request.add_argv(script);
-    request.set_timeout_ms(timeout_ms);
-    grpc::ClientContext ctx;
-    auto reader = stub_->Exec(&ctx, request);
-    std::vector<v1::SandboxEvent> events;
-    v1::SandboxEvent event;
-    while (reader->Read(&event)) events.push_back(event);
-    reader->Finish();
-    return events;
+    return ExecEvents(*stub_, ShExec(session, script, timeout_ms));
   }
 
   bool LimitsEnforced() {
@@ -152,9 +138,7 @@ TEST_F(ResourcesTest, ACommandCannotLeaveItsCgroup) {
   v1::KillResponse killed;
   ASSERT_TRUE(stub_->Kill(&ctx, kill, &killed).ok());
   std::vector<v1::SandboxEvent> events = held.get();
-  std::string out;
-  for (const v1::SandboxEvent& e : events) out += e.stdout();
-  EXPECT_FALSE(absl::StrContains(out, "escaped")) << out;
+  EXPECT_FALSE(absl::StrContains(StdoutOf(events), "escaped")) << StdoutOf(events);
   EXPECT_TRUE(WaitNoProcessMatches(marker, 5));
 }
 

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/exec_events.h"
 #include "tests/poll_until.h"
 
 namespace ccsandbox::testing {
@@ -82,16 +83,6 @@ bool AllGone(const std::vector<pid_t>& pids, absl::Duration limit) {
       limit, "the sandbox's processes to end");
 }
 
-std::string StdoutOf(const std::vector<v1::SandboxEvent>& events) {
-  std::string out;
-  for (const v1::SandboxEvent& e : events) out += e.stdout();
-  return out;
-}
-
-const v1::SandboxEvent* Last(const std::vector<v1::SandboxEvent>& events) {
-  return events.empty() ? nullptr : &events.back();
-}
-
 class WarmSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -125,23 +116,7 @@ class WarmSessionTest : public ::testing::Test {
   std::vector<v1::SandboxEvent> Exec(const std::string& session, const std::string& script,
                                      grpc::Status* status = nullptr, uint64_t timeout_ms = 0,
                                      absl::Duration deadline = absl::InfiniteDuration()) {
-    v1::ExecRequest request;
-    request.set_session_id(session);
-    request.add_argv("sh");
-    request.add_argv("-c");
-    request.add_argv(script);
-    request.set_timeout_ms(timeout_ms);
-    grpc::ClientContext ctx;
-    if (deadline != absl::InfiniteDuration()) {
-      ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-    }
-    auto reader = stub_->Exec(&ctx, request);
-    std::vector<v1::SandboxEvent> events;
-    v1::SandboxEvent event;
-    while (reader->Read(&event)) events.push_back(event);
-    grpc::Status finished = reader->Finish();
-    if (status != nullptr) *status = finished;
-    return events;
+    return ExecEvents(*stub_, ShExec(session, script, timeout_ms), status, deadline);
   }
 
   v1::SandboxHandle Get(const std::string& session) {
