@@ -8,6 +8,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/kill_cause.h"
 #include "base/paths.h"
 #include "base/real_host_view.h"
 #include "broker/deny_scan.h"
@@ -437,9 +438,11 @@ grpc::Status BrokerService::ExecOutcome(grpc::ServerContext* context, const std:
     before_last();
     v1::SandboxEvent killed;
     if (!result.cancel_reason.empty()) {
-      killed.mutable_killed()->set_reason(result.cancel_reason);
+      killed.mutable_killed()->set_reason(std::string(kKilledStopped));
+      killed.mutable_killed()->set_detail(result.cancel_reason);
     } else {
-      killed.mutable_killed()->set_reason(
+      killed.mutable_killed()->set_reason(std::string(kKilledLauncherRestart));
+      killed.mutable_killed()->set_detail(
           absl::StrCat("launcher connection lost: ", status.error_message()));
       spdlog::warn("run {}: launcher connection lost mid-run", run_id);
     }
@@ -467,7 +470,8 @@ int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signa
     v1::SignalRequest req;
     req.set_run_id(run_id);
     req.set_signal(signal);
-    req.set_reason(reason);
+    req.set_reason(std::string(kKilledStopped));  // Kill and Destroy: the caller asked for it
+    req.set_detail(reason);
     v1::SignalResponse resp;
     grpc::Status status = launcher_.stub->Signal(&ctx, req, &resp);
     if (status.ok() && resp.delivered()) {

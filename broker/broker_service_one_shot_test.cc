@@ -117,7 +117,8 @@ TEST_F(BrokerServiceTest, ALauncherLostMidRunEndsTheRunKilledAndTheSessionGoesOn
   EXPECT_TRUE(lost.events[0].has_starting());
   EXPECT_TRUE(lost.events[1].has_ready());
   ASSERT_TRUE(lost.events[2].has_killed());
-  EXPECT_EQ(lost.events[2].killed().reason(),
+  EXPECT_EQ(lost.events[2].killed().reason(), "launcher-restart");
+  EXPECT_EQ(lost.events[2].killed().detail(),
             absl::StrCat("launcher connection lost: ", kLostMessage));
   EXPECT_EQ(lost.events[2].killed().signal(), SIGKILL);
   EXPECT_EQ(StateOf("lost"), v1::SANDBOX_STATE_WARM);
@@ -138,8 +139,9 @@ TEST_F(BrokerServiceTest, ARestartedLauncherEndsItsRunsKilledAndIsReconnected) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(held.events().size(), 3u);
   ASSERT_TRUE(held.events().back().has_killed());
-  EXPECT_TRUE(absl::StartsWith(held.events().back().killed().reason(), "launcher connection lost"))
-      << held.events().back().killed().reason();
+  EXPECT_EQ(held.events().back().killed().reason(), "launcher-restart");
+  EXPECT_TRUE(absl::StartsWith(held.events().back().killed().detail(), "launcher connection lost"))
+      << held.events().back().killed().detail();
   EXPECT_EQ(held.events().back().killed().signal(), SIGKILL);
   // The session's sandbox went with the old launcher: the session is in error, never
   // relaunched behind the client's back.

@@ -136,11 +136,13 @@ TEST_P(KillTest, KillEndsTheRunThroughTheLaunchersSignal) {
   ASSERT_EQ(fake().signals().size(), 1u);
   EXPECT_EQ(fake().signals()[0].run_id(), run_id);
   EXPECT_EQ(fake().signals()[0].signal(), SIGKILL);
-  EXPECT_EQ(fake().signals()[0].reason(), c.expected);
+  EXPECT_EQ(fake().signals()[0].reason(), "stopped");
+  EXPECT_EQ(fake().signals()[0].detail(), c.expected);
   // A Signal that missed the run ends its launcher call instead, which kills it there.
   EXPECT_EQ(fake().AwaitOutcome(run_id), c.signal_misses ? "cancelled" : "signalled");
   ASSERT_TRUE(held.events().back().has_killed());
-  EXPECT_EQ(held.events().back().killed().reason(), c.expected);
+  EXPECT_EQ(held.events().back().killed().reason(), "stopped");
+  EXPECT_EQ(held.events().back().killed().detail(), c.expected);
   EXPECT_EQ(held.events().back().killed().signal(), SIGKILL);
   EXPECT_EQ(StateOf("kill"), v1::SANDBOX_STATE_WARM);
 }
@@ -167,13 +169,15 @@ TEST_F(BrokerServiceTest, DestroyKillsTheRunsInFlight) {
     grpc::Status status = exec->Finish();
     ASSERT_TRUE(status.ok()) << status.error_message();
     ASSERT_TRUE(exec->events().back().has_killed());
-    EXPECT_EQ(exec->events().back().killed().reason(), "session destroyed");
+    EXPECT_EQ(exec->events().back().killed().reason(), "stopped");
+    EXPECT_EQ(exec->events().back().killed().detail(), "session destroyed");
   }
   // Both runs, then the session's sandbox.
   ASSERT_EQ(fake().signals().size(), 3u);
   for (const v1::SignalRequest& signal : fake().signals()) {
     EXPECT_EQ(signal.signal(), SIGKILL);
-    EXPECT_EQ(signal.reason(), "session destroyed");
+    EXPECT_EQ(signal.reason(), "stopped");
+    EXPECT_EQ(signal.detail(), "session destroyed");
   }
   EXPECT_NE(fake().signals()[0].run_id(), fake().signals()[1].run_id());
   ASSERT_EQ(fake().sandbox_plans().size(), 1u);

@@ -20,7 +20,11 @@ std::string StderrNoticeFor(const v1::SandboxEvent& event) {
     return absl::StrCat("sandbox: violation ", event.violation().action(), " ",
                         event.violation().target(), "\n");
   }
-  if (event.has_killed()) return absl::StrCat("sandbox: killed (", event.killed().reason(), ")\n");
+  if (event.has_killed()) {
+    const v1::SandboxEvent::Killed& killed = event.killed();
+    return absl::StrCat("sandbox: killed (", killed.reason(), killed.detail().empty() ? "" : ": ",
+                        killed.detail(), ")\n");
+  }
   if (event.has_error()) return absl::StrCat("sandbox: ", event.error().message(), "\n");
   return "";
 }

@@ -51,6 +51,7 @@ grpc::Status FakeLauncher::Run(grpc::ServerContext* context, const v1::LaunchPla
     if (!signal.has_value()) return grpc::Status(StatusCode::CANCELLED, "run cancelled");
     event.Clear();
     event.mutable_killed()->set_reason(signal->reason());
+    event.mutable_killed()->set_detail(signal->detail());
     event.mutable_killed()->set_signal(signal->signal());
     emit(event);
     return grpc::Status::OK;

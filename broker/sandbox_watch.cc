@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "base/kill_cause.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::broker {
@@ -120,7 +121,8 @@ void SandboxWatch::Stop(v1::SandboxLauncher::StubInterface& launcher, const std:
     v1::SignalRequest request;
     request.set_run_id(id);
     request.set_signal(SIGKILL);
-    request.set_reason(reason);
+    request.set_reason(std::string(kKilledStopped));
+    request.set_detail(reason);
     v1::SignalResponse response;
     const grpc::Status sent = launcher.Signal(&context, request, &response);
     if (!sent.ok() || !watched->ended.WaitForNotificationWithTimeout(limit)) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/event_outbox.h"
+#include "base/kill_cause.h"
 #include "base/real_host_view.h"
 #include "launcher/create_guard/notify_channel.h"
 #include "launcher/create_guard/supervisor.h"
@@ -592,9 +593,10 @@ grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalReque
   if (request->signal() <= 0 || request->signal() >= 65) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "signal: out of range");
   }
-  absl::Status status =
-      registry_.Signal(request->run_id(), peer_uid_, request->signal(),
-                       request->reason().empty() ? "signalled by the broker" : request->reason());
+  absl::Status status = registry_.Signal(
+      request->run_id(), peer_uid_, request->signal(),
+      KillCauseFrom(request->reason().empty() ? "signalled by the broker" : request->reason(),
+                    request->detail()));
   response->set_delivered(status.ok());
   return ToGrpc(status);
 }

@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
+#include "base/kill_cause.h"
 #include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
@@ -349,7 +350,7 @@ void ServeUntilStopped(std::unique_ptr<PeerListener> listener, LauncherServers& 
   listener->Serve(
       [&servers](UniqueFd conn, const ucred& peer) { servers.Accept(std::move(conn), peer); });
 
-  registry.KillAll("launcher shutting down");
+  registry.KillAll({std::string(kKilledLauncherRestart), "the launcher is shutting down"});
   servers.Shutdown();
   stopper.join();
   listener.reset();

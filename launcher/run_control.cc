@@ -14,9 +14,9 @@ absl::StatusOr<std::unique_ptr<RunControl>> RunControl::Create() {
   return control;
 }
 
-void RunControl::RequestSignal(int signal, std::string reason) {
+void RunControl::RequestSignal(int signal, KillCause cause) {
   absl::MutexLock lock(&mu_);
-  pending_ = SignalRequest{signal, std::move(reason)};
+  pending_ = SignalRequest{signal, std::move(cause)};
   const uint64_t one = 1;
   (void)!write(wake_.get(), &one, sizeof(one));
 }

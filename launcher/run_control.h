@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/kill_cause.h"
 #include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
@@ -16,13 +17,13 @@ class RunControl {
  public:
   struct SignalRequest {
     int signal;
-    std::string reason;
+    KillCause cause;  // the `killed` event's, if the signal ends the run
   };
 
   static absl::StatusOr<std::unique_ptr<RunControl>> Create();
 
   // Queues `signal` for the run's process group; the latest request wins.
-  void RequestSignal(int signal, std::string reason);
+  void RequestSignal(int signal, KillCause cause);
   // Takes the queued request, if any, and clears the wake-up fd.
   std::optional<SignalRequest> TakeRequest();
   // Readable while a request is queued.

@@ -31,19 +31,19 @@ void RunRegistry::Remove(const std::string& run_id) {
 }
 
 absl::Status RunRegistry::Signal(const std::string& run_id, uid_t caller, int signal,
-                                 std::string reason) {
+                                 KillCause cause) {
   absl::MutexLock lock(&mu_);
   auto it = runs_.find(run_id);
   if (it == runs_.end() || it->second.owner != caller) {
     return absl::NotFoundError(absl::StrCat("runId: no running command '", run_id, "'"));
   }
-  it->second.control->RequestSignal(signal, std::move(reason));
+  it->second.control->RequestSignal(signal, std::move(cause));
   return absl::OkStatus();
 }
 
-void RunRegistry::KillAll(const std::string& reason) {
+void RunRegistry::KillAll(const KillCause& cause) {
   absl::MutexLock lock(&mu_);
-  for (auto& [id, entry] : runs_) entry.control->RequestSignal(SIGKILL, reason);
+  for (auto& [id, entry] : runs_) entry.control->RequestSignal(SIGKILL, cause);
 }
 
 }  // namespace ccsandbox::launcher

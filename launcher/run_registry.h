@@ -49,9 +49,9 @@ class RunRegistry {
   absl::Status Add(const std::string& run_id, uid_t owner, RunControl* control);
   void Remove(const std::string& run_id);
   // NOT_FOUND unless `run_id` runs and belongs to `caller`.
-  absl::Status Signal(const std::string& run_id, uid_t caller, int signal, std::string reason);
+  absl::Status Signal(const std::string& run_id, uid_t caller, int signal, KillCause cause);
   // Queues SIGKILL for every run (launcher shutdown).
-  void KillAll(const std::string& reason);
+  void KillAll(const KillCause& cause);
 
  private:
   struct Entry {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/kill_cause.h"
 #include "policy/violations/parser.h"
 
 namespace ccsandbox::launcher {
@@ -101,14 +102,15 @@ class Supervision {
   void ActOnRequests() {
     if (!cancelled_ && sink_.Cancelled()) {
       cancelled_ = true;
-      KillGroup(SIGKILL, "cancelled by the client");
+      KillGroup(SIGKILL, {std::string(kKilledStopped), "cancelled by the client"});
     }
     if (!exited_ && !kill_.has_value() && options_.pids_limit_hit && options_.pids_limit_hit()) {
-      KillGroup(SIGKILL, "pids");
+      KillGroup(SIGKILL, {std::string(kKilledPids), "the process limit was reached"});
     }
     if (!exited_ && !timed_out_ && deadline_ && Clock::now() >= *deadline_) {
       timed_out_ = true;  // once: a kill that has to travel (a warm Exec) is not resent in a loop
-      KillGroup(SIGKILL, absl::StrCat("timeout after ", options_.timeout.count(), " ms"));
+      KillGroup(SIGKILL, {std::string(kKilledTimeout),
+                          absl::StrCat("timeout after ", options_.timeout.count(), " ms")});
     }
     if (!exited_ && !forced_ && killed_at_ && Clock::now() >= *killed_at_ + kForceEndAfter) {
       forced_ = true;
@@ -120,7 +122,7 @@ class Supervision {
     if (std::optional<RunControl::SignalRequest> req = control_.TakeRequest(); req && !exited_) {
       if (req->signal == SIGKILL || req->signal == SIGTERM || req->signal == SIGINT ||
           req->signal == SIGHUP) {
-        KillGroup(req->signal, req->reason);
+        KillGroup(req->signal, req->cause);
       } else {
         process_.SignalGroup(req->signal);
       }
@@ -148,7 +150,7 @@ class Supervision {
       }
       if (!cancelled_ && !sink_.Emit(event)) {
         cancelled_ = true;
-        KillGroup(SIGKILL, "the receiver went away");
+        KillGroup(SIGKILL, {std::string(kKilledStopped), "the receiver went away"});
       }
       if (!is_out && options_.report_violations) {
         EmitViolations(scanner_.Feed(absl::string_view(buffer_.data(), got)));
@@ -217,12 +219,18 @@ class Supervision {
                                                  : 255;
     // The controller's own counters say why a run died of SIGKILL, not a guess from the status.
     if (!kill_.has_value() && usage.has_value() && code == 128 + SIGKILL) {
-      if (usage->oom_kills() > 0) kill_ = RunControl::SignalRequest{SIGKILL, "oom"};
+      if (usage->oom_kills() > 0) {
+        kill_ = RunControl::SignalRequest{
+            SIGKILL, {std::string(kKilledOom), "the memory limit was reached (the OOM killer)"}};
+      }
     }
-    if (!kill_.has_value() && !lost_.empty()) kill_ = RunControl::SignalRequest{SIGKILL, lost_};
+    if (!kill_.has_value() && !lost_.empty()) {
+      kill_ = RunControl::SignalRequest{SIGKILL, {std::string(kKilledSandboxEnded), lost_}};
+    }
     v1::SandboxEvent last;
     if (kill_.has_value()) {
-      last.mutable_killed()->set_reason(kill_->reason);
+      last.mutable_killed()->set_reason(kill_->cause.reason);
+      last.mutable_killed()->set_detail(kill_->cause.detail);
       last.mutable_killed()->set_signal(kill_->signal);
       if (usage.has_value()) *last.mutable_killed()->mutable_usage() = *usage;
       sink_.Emit(last);
@@ -234,8 +242,8 @@ class Supervision {
     return RunOutcome::kExited;
   }
 
-  void KillGroup(int sig, std::string reason) {
-    if (!kill_.has_value()) kill_ = RunControl::SignalRequest{sig, std::move(reason)};
+  void KillGroup(int sig, KillCause cause) {
+    if (!kill_.has_value()) kill_ = RunControl::SignalRequest{sig, std::move(cause)};
     if (sig == SIGKILL && !killed_at_) killed_at_ = Clock::now();
     process_.SignalGroup(sig);
   }

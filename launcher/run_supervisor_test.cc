@@ -35,7 +35,7 @@ class PacedSink : public EventSink {
       credit_ = credit_ > e.stdout().size() ? credit_ - e.stdout().size() : 0;
     }
     if (e.has_exit()) exit_code_ = e.exit().exit_code();
-    if (e.has_killed()) killed_ = e.killed().reason();
+    if (e.has_killed()) killed_ = e.killed().reason() + ": " + e.killed().detail();
     return true;
   }
   bool Cancelled() override { return false; }
@@ -114,7 +114,7 @@ TEST(Supervise, AReceiverThatTakesNothingGetsNoOutputAndTheTimeoutStillKills) {
   EXPECT_EQ(SuperviseToEnd(Sh("exec yes"), options, sink), RunOutcome::kKilled);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(sink.bytes(), 0u);  // nothing was read, so nothing piled up
-  EXPECT_EQ(sink.killed(), "timeout after 300 ms");
+  EXPECT_EQ(sink.killed(), "timeout: timeout after 300 ms");
 }
 
 TEST(Supervise, ASignalRequestActsWhileTheReceiverIsFull) {
@@ -124,10 +124,10 @@ TEST(Supervise, ASignalRequestActsWhileTheReceiverIsFull) {
       SuperviseToEnd(Sh("exec yes"), options, sink, [&](RunControl& control) {
         // Once the receiver is full (or after 30 s, so the run ends either way).
         EXPECT_TRUE(sink.AwaitFull(absl::Seconds(30)));
-        control.RequestSignal(SIGKILL, "killed: operator stop");
+        control.RequestSignal(SIGKILL, {"stopped", "operator stop"});
       });
   EXPECT_EQ(outcome, RunOutcome::kKilled);
-  EXPECT_EQ(sink.killed(), "killed: operator stop");
+  EXPECT_EQ(sink.killed(), "stopped: operator stop");
   EXPECT_LT(sink.bytes(), 64u * 1024 + 64 * 1024 + 1);  // the credit, plus at most one read
 }
 

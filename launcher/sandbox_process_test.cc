@@ -100,7 +100,8 @@ TEST(SandboxProcess, TimeoutKillsTheWholeGroup) {
   Result r = RunToEnd(Sh("sleep 60 & echo $!; wait"), options);
   EXPECT_EQ(r.outcome, RunOutcome::kKilled);
   ASSERT_TRUE(r.sink.events.back().has_killed());
-  EXPECT_NE(r.sink.events.back().killed().reason().find("timeout"), std::string::npos);
+  EXPECT_EQ(r.sink.events.back().killed().reason(), "timeout");
+  EXPECT_EQ(r.sink.events.back().killed().detail(), "timeout after 300 ms");
   const pid_t child = std::stoi(r.sink.Stdout());
   EXPECT_FALSE(ProcessAlive(child)) << "background child survived";
 }
@@ -117,10 +118,11 @@ TEST(SandboxProcess, SignalRequestEndsTheRunAsKilled) {
       RunToEnd(Sh("echo started; exec sleep 60"), {}, [](RunControl& control, RecordingSink& sink) {
         // Once the command runs (or after 30 s, so the run ends either way).
         EXPECT_TRUE(sink.first_stdout->WaitForNotificationWithTimeout(absl::Seconds(30)));
-        control.RequestSignal(SIGKILL, "killed by request");
+        control.RequestSignal(SIGKILL, {"stopped", "killed by request"});
       });
   EXPECT_EQ(r.outcome, RunOutcome::kKilled);
-  EXPECT_EQ(r.sink.events.back().killed().reason(), "killed by request");
+  EXPECT_EQ(r.sink.events.back().killed().reason(), "stopped");
+  EXPECT_EQ(r.sink.events.back().killed().detail(), "killed by request");
   EXPECT_EQ(r.sink.events.back().killed().signal(), SIGKILL);
 }
 

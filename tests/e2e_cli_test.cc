@@ -145,7 +145,7 @@ TEST(SandboxctlRun, TimeoutIsKilledAndLeavesNothingRunning) {
       {"run", "--timeout=0.5", "--", "sh", "-c", "sleep " + marker + " & sleep " + marker},
       d->MakeWorkdir());
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.err, "sandbox: killed (timeout after 500 ms)")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "sandbox: killed (timeout: timeout after 500 ms)")) << r.err;
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3));
 }
 

@@ -210,7 +210,8 @@ TEST_F(BrokerApiTest, KillEndsTheRunWithAKilledEvent) {
   std::vector<v1::SandboxEvent> events = ReadToEnd(*reader, &status);
   ASSERT_FALSE(events.empty());
   ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
-  EXPECT_EQ(events.back().killed().reason(), "killed: operator stop");
+  EXPECT_EQ(events.back().killed().reason(), "stopped");
+  EXPECT_EQ(events.back().killed().detail(), "killed: operator stop");
 }
 
 // Kill as early as a client can: at `ready`, while bwrap is still building the sandbox. The
@@ -324,8 +325,7 @@ TEST_F(BrokerApiTest, ALauncherRestartEndsRunsAsKilledAndLaunchesWorkAgain) {
   std::vector<v1::SandboxEvent> events = ReadToEnd(*reader, &run_status);
   ASSERT_FALSE(events.empty());
   ASSERT_TRUE(events.back().has_killed()) << events.back().DebugString();
-  EXPECT_TRUE(absl::StrContains(events.back().killed().reason(), "launcher"))
-      << events.back().killed().reason();
+  EXPECT_EQ(events.back().killed().reason(), "launcher-restart") << events.back().killed().detail();
   EXPECT_TRUE(WaitNoProcessMatches("6666.1111", 3));
   // The session's sandbox ended with the launcher: never relaunched silently.
   grpc::Status status;

@@ -245,8 +245,8 @@ TEST_F(WarmSessionTest, ACommandCannotSignalTheInitItsReaperOrAnotherExec) {
   std::vector<v1::SandboxEvent> held = other.events.get();
   ASSERT_NE(Last(held), nullptr);
   ASSERT_TRUE(Last(held)->has_killed());
-  EXPECT_TRUE(absl::StrContains(Last(held)->killed().reason(), "killed by request"))
-      << Last(held)->killed().reason();
+  EXPECT_EQ(Last(held)->killed().reason(), "stopped");
+  EXPECT_EQ(Last(held)->killed().detail(), "killed by request");
   EXPECT_EQ(StdoutOf(Exec("k", "echo still")), "still\n");
 }
 
@@ -326,7 +326,8 @@ TEST_F(WarmSessionTest, ATimeoutEndsTheExecWithItsLeftovers) {
       Exec("t", "setsid " + marker + " & exec sleep 1000", nullptr, 500);
   ASSERT_NE(Last(events), nullptr);
   ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
-  EXPECT_TRUE(absl::StrContains(Last(events)->killed().reason(), "timeout"));
+  EXPECT_EQ(Last(events)->killed().reason(), "timeout");
+  EXPECT_EQ(Last(events)->killed().detail(), "timeout after 500 ms");
   EXPECT_FALSE(AnyProcessMatches(marker));
   EXPECT_EQ(Get("t").state(), v1::SANDBOX_STATE_WARM);
 }
@@ -374,8 +375,9 @@ TEST_F(WarmSessionTest, ASandboxThatDiesEndsItsExecsAndTheSessionLoudly) {
   std::vector<v1::SandboxEvent> events = held.events.get();
   ASSERT_NE(Last(events), nullptr);
   ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
-  EXPECT_TRUE(absl::StrContains(Last(events)->killed().reason(), "sandbox ended"))
-      << Last(events)->killed().reason();
+  EXPECT_EQ(Last(events)->killed().reason(), "sandbox-ended");
+  EXPECT_TRUE(absl::StrContains(Last(events)->killed().detail(), "sandbox ended"))
+      << Last(events)->killed().detail();
   ASSERT_TRUE(PollUntil([&] { return Get("d").state() == v1::SANDBOX_STATE_ERROR; },
                         absl::Seconds(10), "the session to go to error"));
   EXPECT_FALSE(Get("d").error().message().empty());

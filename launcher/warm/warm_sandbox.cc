@@ -161,7 +161,7 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
       absl::MutexLock lock(&mu_);
       reason = stop_reason_;
     } else if (std::optional<RunControl::SignalRequest> stop = control.TakeRequest()) {
-      reason = stop->reason;
+      reason = stop->cause.detail.empty() ? stop->cause.reason : stop->cause.detail;
     } else if (cancelled()) {
       reason = "stopped by the broker";
     } else if (!was_ready() && absl::Now() > ready_deadline) {
