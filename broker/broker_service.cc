@@ -386,11 +386,13 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) {
     return absl::UnavailableError(reachable.error_message());
   }
-  absl::StatusOr<v1::SandboxLifecycle::Warm> warm =
-      sandboxes_.Start(*launcher_.stub, *plan, [this, session_id](const std::string& reason) {
+  absl::StatusOr<v1::SandboxLifecycle::Warm> warm = sandboxes_.Start(
+      *launcher_.stub, *plan,
+      [this, session_id](const std::string& reason) {
         spdlog::error("session {}: its sandbox ended: {}", session_id, reason);
         sessions_.Fail(session_id, reason);
-      });
+      },
+      [this, session_id](const v1::SandboxUsage& usage) { sessions_.SetUsage(session_id, usage); });
   if (!warm.ok()) return warm.status();
   if (!sessions_.MarkWarm(session_id, sandbox_id, warm->limits())) {
     sandboxes_.Stop(*launcher_.stub, sandbox_id, "session destroyed while it started");

@@ -41,7 +41,8 @@ SandboxWatch::~SandboxWatch() {
 
 absl::StatusOr<v1::SandboxLifecycle::Warm> SandboxWatch::Start(
     v1::SandboxLauncher::StubInterface& launcher, const v1::LaunchPlan& plan,
-    std::function<void(const std::string&)> on_end) {
+    std::function<void(const std::string&)> on_end,
+    std::function<void(const v1::SandboxUsage&)> on_usage) {
   auto watched = std::make_shared<Watched>();
   {
     absl::MutexLock lock(&mu_);
@@ -49,39 +50,42 @@ absl::StatusOr<v1::SandboxLifecycle::Warm> SandboxWatch::Start(
       return absl::AlreadyExistsError(absl::StrCat("sandbox '", plan.run_id(), "' is watched"));
     }
   }
-  watched->thread = std::thread([&launcher, plan, watched, on_end = std::move(on_end)] {
-    std::unique_ptr<grpc::ClientReaderInterface<v1::SandboxLifecycle>> reader =
-        launcher.StartSandbox(&watched->context, plan);
-    v1::SandboxLifecycle message;
-    std::string reason;
-    while (reader->Read(&message)) {
-      if (message.has_warm()) {
-        absl::MutexLock lock(&watched->mu);
-        if (!watched->warm.has_value()) watched->warm = message.warm();
-      } else if (message.has_ended()) {
-        reason = message.ended().reason();
-      }
-    }
-    const grpc::Status status = reader->Finish();
-    if (reason.empty()) {
-      reason = status.ok() ? "the launcher ended the sandbox"
-                           : absl::StrCat("launcher connection lost: ", status.error_message());
-    }
-    bool was_warm, stopping;
-    {
-      absl::MutexLock lock(&watched->mu);
-      was_warm = watched->warm.has_value();
-      if (!was_warm) {
-        watched->warm = absl::StatusOr<v1::SandboxLifecycle::Warm>(
-            status.ok() ? absl::UnavailableError(reason)
-                        : absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                                       status.error_message()));
-      }
-      stopping = watched->stopping;
-    }
-    watched->ended.Notify();
-    if (was_warm && !stopping) on_end(reason);
-  });
+  watched->thread = std::thread(
+      [&launcher, plan, watched, on_end = std::move(on_end), on_usage = std::move(on_usage)] {
+        std::unique_ptr<grpc::ClientReaderInterface<v1::SandboxLifecycle>> reader =
+            launcher.StartSandbox(&watched->context, plan);
+        v1::SandboxLifecycle message;
+        std::string reason;
+        while (reader->Read(&message)) {
+          if (message.has_warm()) {
+            absl::MutexLock lock(&watched->mu);
+            if (!watched->warm.has_value()) watched->warm = message.warm();
+          } else if (message.has_ended()) {
+            reason = message.ended().reason();
+          } else if (message.has_usage() && on_usage) {
+            on_usage(message.usage());
+          }
+        }
+        const grpc::Status status = reader->Finish();
+        if (reason.empty()) {
+          reason = status.ok() ? "the launcher ended the sandbox"
+                               : absl::StrCat("launcher connection lost: ", status.error_message());
+        }
+        bool was_warm, stopping;
+        {
+          absl::MutexLock lock(&watched->mu);
+          was_warm = watched->warm.has_value();
+          if (!was_warm) {
+            watched->warm = absl::StatusOr<v1::SandboxLifecycle::Warm>(
+                status.ok() ? absl::UnavailableError(reason)
+                            : absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                                           status.error_message()));
+          }
+          stopping = watched->stopping;
+        }
+        watched->ended.Notify();
+        if (was_warm && !stopping) on_end(reason);
+      });
   absl::StatusOr<v1::SandboxLifecycle::Warm> warm = absl::UnavailableError("");
   {
     absl::MutexLock lock(&watched->mu);

@@ -34,10 +34,13 @@ class SandboxWatch {
   SandboxWatch(const SandboxWatch&) = delete;
   SandboxWatch& operator=(const SandboxWatch&) = delete;
 
-  // Starts the sandbox of `plan` (its run_id names it) and waits until it is warm.
-  absl::StatusOr<v1::SandboxLifecycle::Warm> Start(v1::SandboxLauncher::StubInterface& launcher,
-                                                   const v1::LaunchPlan& plan,
-                                                   std::function<void(const std::string&)> on_end);
+  // Starts the sandbox of `plan` (its run_id names it) and waits until it is warm. On the
+  // watch's thread: `on_usage` with the session's counters after each Exec, `on_end` once if the
+  // sandbox ends by itself.
+  absl::StatusOr<v1::SandboxLifecycle::Warm> Start(
+      v1::SandboxLauncher::StubInterface& launcher, const v1::LaunchPlan& plan,
+      std::function<void(const std::string&)> on_end,
+      std::function<void(const v1::SandboxUsage&)> on_usage = nullptr);
   // Ends the sandbox `id` and waits, at most `limit`, for the launcher to have ended it (then
   // cancels the call). A no-op for an unknown id.
   void Stop(v1::SandboxLauncher::StubInterface& launcher, const std::string& id,

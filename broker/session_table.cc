@@ -64,6 +64,22 @@ bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sa
   return true;
 }
 
+void SessionTable::SetUsage(const std::string& session_id, const v1::SandboxUsage& usage) {
+  google::protobuf::Struct counters;
+  auto& fields = *counters.mutable_fields();
+  // Numbers as JSON gives them (doubles): exact up to 2^53, far above any counter here.
+  fields["memoryPeakBytes"].set_number_value(static_cast<double>(usage.memory_peak_bytes()));
+  fields["cpuUsageUs"].set_number_value(static_cast<double>(usage.cpu_usage_us()));
+  fields["pidsPeak"].set_number_value(static_cast<double>(usage.pids_peak()));
+  fields["oomKills"].set_number_value(static_cast<double>(usage.oom_kills()));
+  fields["pidsMaxHits"].set_number_value(static_cast<double>(usage.pids_max_hits()));
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return;
+  *(*it->second.handle.mutable_details()->mutable_fields())["usage"].mutable_struct_value() =
+      std::move(counters);
+}
+
 void SessionTable::SetSuspended(const std::string& session_id, bool suspended) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(session_id);

@@ -46,6 +46,8 @@ class SessionTable {
                 const std::string& limits = "");
   // Suspended (frozen) or back: state suspended, or warm / active as its runs say.
   void SetSuspended(const std::string& session_id, bool suspended);
+  // The session's counters so far (the handle's `usage` detail).
+  void SetUsage(const std::string& session_id, const v1::SandboxUsage& usage);
   // The session's sandbox ended by itself: state error, with `reason`.
   void Fail(const std::string& session_id, const std::string& reason);
   // Marks `run_id` in flight (state active) and returns what the plan needs. FAILED_PRECONDITION

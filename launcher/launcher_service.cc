@@ -21,6 +21,7 @@
 #include "base/event_outbox.h"
 #include "base/kill_cause.h"
 #include "base/real_host_view.h"
+#include "launcher/cgroups/usage_sampler.h"
 #include "launcher/create_guard/notify_channel.h"
 #include "launcher/create_guard/supervisor.h"
 #include "launcher/run_supervisor.h"
@@ -143,6 +144,7 @@ v1::SandboxUsage ToProto(const CgroupUsage& read) {
   usage.set_cpu_usage_us(read.cpu_usage_us);
   usage.set_oom_kills(read.oom_kills);
   usage.set_pids_max_hits(read.pids_max_hits);
+  usage.set_pids_peak(read.pids_peak);
   return usage;
 }
 
@@ -151,13 +153,15 @@ grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<Supervis
                             std::function<std::optional<CgroupUsage>()> usage) {
   SuperviseOptions options;
   if (usage) {
-    options.usage = [usage]() -> std::optional<v1::SandboxUsage> {
-      std::optional<CgroupUsage> read = usage();
+    // Read on every wake-up of the supervisor: the pids check samples the high-water mark too.
+    auto sampler = std::make_shared<UsageSampler>(std::move(usage));
+    options.usage = [sampler]() -> std::optional<v1::SandboxUsage> {
+      std::optional<CgroupUsage> read = sampler->Sample();
       if (!read.has_value()) return std::nullopt;
       return ToProto(*read);
     };
-    options.pids_limit_hit = [usage] {
-      std::optional<CgroupUsage> read = usage();
+    options.pids_limit_hit = [sampler] {
+      std::optional<CgroupUsage> read = sampler->Sample();
       return read.has_value() && read->pids_max_hits > 0;
     };
   }
@@ -514,15 +518,24 @@ grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v
   // Signal naming the sandbox stops it (the broker's Destroy).
   absl::StatusOr<RegisteredRun> registered = registry_.Register(plan->run_id(), peer_uid_);
   if (!registered.ok()) return ToGrpc(registered.status());
-  const std::string reason = sandbox->Serve(
-      [context] { return context->IsCancelled(); }, registered->control(),
-      [&](pid_t pid) {
-        v1::SandboxLifecycle warm;
-        warm.mutable_warm()->set_pid(pid);
-        warm.mutable_warm()->set_limits(fds.limits);
-        writer->Write(warm);
-        spdlog::info("sandbox {} warm: uid {}, pid {}", plan->run_id(), peer_uid_, pid);
-      });
+  WarmSandbox::Hooks hooks;
+  hooks.on_ready = [&](pid_t pid) {
+    v1::SandboxLifecycle warm;
+    warm.mutable_warm()->set_pid(pid);
+    warm.mutable_warm()->set_limits(fds.limits);
+    writer->Write(warm);
+    spdlog::info("sandbox {} warm: uid {}, pid {}", plan->run_id(), peer_uid_, pid);
+  };
+  // The session's counters after each Exec, for its handle.
+  hooks.on_exec_ended = [&] {
+    if (std::optional<CgroupUsage> usage = sandbox->Usage()) {
+      v1::SandboxLifecycle message;
+      *message.mutable_usage() = ToProto(*usage);
+      writer->Write(message);
+    }
+  };
+  const std::string reason =
+      sandbox->Serve([context] { return context->IsCancelled(); }, registered->control(), hooks);
   spdlog::info("sandbox {} ended: {}", plan->run_id(), reason);
   if (!sandbox->was_ready()) {
     return ToGrpc(

@@ -55,6 +55,10 @@ ABSL_FLAG(std::string, create_guard, "on",
 ABSL_FLAG(std::string, cgroups, "auto",
           "auto: limit every session's sandbox and run with cgroups (v2, or the v1 controllers) "
           "where the host has them; off: never (a Launch asking for limits is then refused)");
+ABSL_FLAG(std::string, cgroup_fs, "",
+          "use only the cgroup file systems mounted at or below this directory (default: "
+          "wherever /proc/self/mountinfo has them); one without the memory and pids "
+          "controllers means resource limits are not enforced");
 ABSL_FLAG(uint64_t, max_pids, 0,
           "ceiling of a session's resources.pidsMax (0: 32768); the default is 4096");
 ABSL_FLAG(uint64_t, max_memory_bytes, 0,
@@ -356,6 +360,16 @@ void ServeUntilStopped(std::unique_ptr<PeerListener> listener, LauncherServers& 
   listener.reset();
 }
 
+// The pool's cgroups (made ahead, or retired and not yet removed), then this launcher's own
+// directory in each hierarchy: an orderly stop leaves no cgroup behind.
+void RemoveOwnCgroups(ResourceLimitsConfig& resources) {
+  resources.pool.reset();  // the last holder: removes what it held, joins its worker
+  if (!resources.cgroups.has_value()) return;
+  if (absl::Status removed = resources.cgroups->RemoveAll(); !removed.ok()) {
+    spdlog::warn("{}", std::string(removed.message()));
+  }
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
@@ -379,6 +393,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<ResourceLimitsConfig> resources =
       SetUpResourceLimits({.mode = absl::GetFlag(FLAGS_cgroups),
                            .socket_path = setup->socket_path,
+                           .fs_root = absl::GetFlag(FLAGS_cgroup_fs),
                            .max_pids = absl::GetFlag(FLAGS_max_pids),
                            .max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes),
                            .max_cpu_millicores = absl::GetFlag(FLAGS_max_cpu_millicores)});
@@ -396,9 +411,12 @@ int Main(int argc, char** argv) {
     return CannotStart(given, absl::IsInvalidArgument(given) ? 2 : 1);
   }
 
-  RunRegistry registry;
-  LauncherServers servers(config, registry, setup->allowed);
-  ServeUntilStopped(*std::move(listener), servers, registry, *setup);
+  {
+    RunRegistry registry;
+    LauncherServers servers(config, registry, setup->allowed);
+    ServeUntilStopped(*std::move(listener), servers, registry, *setup);
+  }  // every service, sandbox and session cgroup is gone here
+  RemoveOwnCgroups(config.resources);
   spdlog::info("stopped");
   return 0;
 }

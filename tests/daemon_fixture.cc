@@ -236,6 +236,12 @@ Daemons::~Daemons() {
   RunProgram({"rm", "-rf", dir_, runtime_dir(), work_root_});
 }
 
+int Daemons::StopLauncher() {
+  const int status = StopDaemon(launcher_pid_);
+  launcher_pid_ = -1;
+  return status;
+}
+
 int Daemons::StopBroker() {
   const int status = StopDaemon(broker_pid_);
   broker_pid_ = -1;

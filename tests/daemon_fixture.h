@@ -67,6 +67,8 @@ class Daemons {
   int StopBroker();
   // SIGKILLs the broker (a crash, as the launcher sees it).
   void CrashBroker();
+  // SIGTERMs the launcher (an orderly stop) and returns its wait status.
+  int StopLauncher();
   // Stops the launcher (SIGTERM) and starts a new one on the same socket.
   absl::Status RestartLauncher();
   // `sandboxctl --broker=... args...`

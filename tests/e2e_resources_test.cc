@@ -3,6 +3,7 @@
 // responsive, requests above the launcher's ceilings are refused naming the field, and a
 // launcher without cgroups refuses explicit limits but runs the rest, saying so.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -59,10 +61,13 @@ class ResourcesTest : public ::testing::Test {
     return ExecEvents(*stub_, ShExec(session, script, timeout_ms));
   }
 
+  // What Probe says; a Probe that fails is a failure, not a host without cgroups.
   bool LimitsEnforced() {
     grpc::ClientContext ctx;
     v1::ProbeResponse probe;
-    return stub_->Probe(&ctx, v1::ProbeRequest(), &probe).ok() && probe.resource_limits_enforced();
+    const grpc::Status status = stub_->Probe(&ctx, v1::ProbeRequest(), &probe);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return status.ok() && probe.resource_limits_enforced();
   }
 
   std::unique_ptr<Daemons> d_;
@@ -184,8 +189,20 @@ TEST_F(ResourcesTest, RequestsAboveTheLaunchersCeilingsAreRefusedNamingTheField)
                                 "pids 200, memory 1 GiB"));
 }
 
-TEST_F(ResourcesTest, ALauncherWithoutCgroupsRefusesExplicitLimitsAndSaysSo) {
-  Start({.launcher_flags = {"--cgroups=off"}});
+// A launcher without usable cgroups: turned off, or pointed at a cgroup root that has none (an
+// empty directory: a host without the controllers, as the launcher sees it).
+class NoCgroupsTest : public ResourcesTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(NoCgroupsTest, ALauncherWithoutCgroupsRefusesExplicitLimitsAndSaysSo) {
+  std::string flag = GetParam();
+  std::string empty;
+  if (flag == "--cgroup-fs") {
+    char dir[] = "/tmp/ccsandbox-no-cgroups.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    empty = dir;
+    flag = absl::StrCat("--cgroup-fs=", empty);
+  }
+  Start({.launcher_flags = {flag}});
   EXPECT_FALSE(LimitsEnforced());
   v1::SandboxResources limits;
   limits.set_pids_max(100);
@@ -205,19 +222,38 @@ TEST_F(ResourcesTest, ALauncherWithoutCgroupsRefusesExplicitLimitsAndSaysSo) {
   request.set_session_id("unasked");
   grpc::Status suspended = stub_->Suspend(&ctx, request, &handle);
   EXPECT_EQ(suspended.error_code(), grpc::StatusCode::UNIMPLEMENTED) << suspended.error_message();
+  if (!empty.empty()) {
+    EXPECT_TRUE(absl::StrContains(probe.out, "below " + empty)) << probe.out;
+    rmdir(empty.c_str());
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Launchers, NoCgroupsTest,
+                         ::testing::Values("--cgroups=off", "--cgroup-fs"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "--cgroups=off" ? "TurnedOff" : "EmptyCgroupRoot";
+                         });
 
 TEST_F(ResourcesTest, SuspendStopsTheSessionAndResumeGoesOn) {
   Start();
   if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
   ASSERT_TRUE(Launch("nap", nullptr).ok());
-  // A command that prints every 50 ms; this thread notes when each line arrives.
+  // A command that prints every 50 ms, and appends to a file on the host as well (whose size is
+  // exact the moment the sandbox is frozen: no write is in flight); this thread notes when each
+  // line arrives.
+  const std::string ticks = work_ + "/ticks";
+  auto ticks_size = [&] {
+    struct stat st {};
+    return stat(ticks.c_str(), &st) == 0 ? st.st_size : -1;
+  };
   absl::Mutex mu;
   std::vector<std::chrono::steady_clock::time_point> arrivals;
   grpc::ClientContext exec_ctx;
   v1::ExecRequest request;
   request.set_session_id("nap");
-  for (const char* a : {"sh", "-c", "while :; do echo tick; sleep 0.05; done"}) {
+  for (const std::string& a :
+       {std::string("sh"), std::string("-c"),
+        absl::StrCat("while :; do echo tick; echo tick >> ", ticks, "; sleep 0.05; done")}) {
     request.add_argv(a);
   }
   auto reader = stub_->Exec(&exec_ctx, request);
@@ -244,11 +280,17 @@ TEST_F(ResourcesTest, SuspendStopsTheSessionAndResumeGoesOn) {
     EXPECT_TRUE(status.ok()) << status.error_message();
     return handle.state();
   };
-  while (count() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(PollUntil([&] { return count() >= 3; }, absl::Seconds(30), "three ticks"));
+  // Suspend returns once every process of the session has stopped.
   EXPECT_EQ(session(true), v1::SANDBOX_STATE_SUSPENDED);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what was in flight arrives
+  const off_t written_at = ticks_size();
+  ASSERT_GT(written_at, 0);
+  // The negative check: nothing written for 2 s, and no stdout in the second of them (the
+  // first lets lines already in the pipes and the two streams arrive).
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   const size_t frozen_at = count();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(ticks_size(), written_at) << "the command ran while suspended";
   EXPECT_EQ(count(), frozen_at) << "output while suspended";
   // No Exec meanwhile.
   std::vector<v1::SandboxEvent> refused;
@@ -264,12 +306,8 @@ TEST_F(ResourcesTest, SuspendStopsTheSessionAndResumeGoesOn) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
   }
   EXPECT_EQ(session(false), v1::SANDBOX_STATE_ACTIVE);
-  const auto resumed = std::chrono::steady_clock::now();
-  while (count() == frozen_at &&
-         std::chrono::steady_clock::now() - resumed < std::chrono::seconds(5)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_GT(count(), frozen_at) << "no output once resumed";
+  EXPECT_TRUE(PollUntil([&] { return count() > frozen_at && ticks_size() > written_at; },
+                        absl::Seconds(5), "output once resumed"));
   grpc::ClientContext kill_ctx;
   v1::KillRequest kill;
   kill.set_session_id("nap");
@@ -347,6 +385,69 @@ TEST_F(ResourcesTest, NoProcessOrCgroupIsLeftAfterDestroy) {
   EXPECT_EQ(processes(), 0) << "a process outlived its session";
   EXPECT_TRUE(PollUntil([&] { return leaves().size() <= 1; }, absl::Seconds(10),
                         "the session's cgroups to be removed"));
+}
+
+// An orderly stop of the launcher kills what its sandboxes left and removes its cgroups: its
+// own directory in every hierarchy goes too (each launcher, named after its socket, has one).
+TEST_F(ResourcesTest, AnOrderlyStopOfTheLauncherLeavesNoCgroup) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  ASSERT_TRUE(Launch("left", nullptr).ok());
+  Exec("left", "setsid sleep 100.4242 </dev/null >/dev/null 2>&1 & echo started");
+  const std::string name = absl::StrFormat(
+      "ccsandbox-%012x", std::hash<std::string>()(d_->launcher_socket()) & 0xffffffffffffULL);
+  // Where the launcher made it: below its own cgroup in each hierarchy ("ID:controllers:path").
+  std::vector<std::string> dirs;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(absl::StrCat("/proc/", d_->launcher_pid(), "/cgroup")), '\n',
+                      absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() != 3) continue;
+    const std::string path = f[2] == "/" ? "" : f[2];
+    const std::string dir = f[1].empty() ? absl::StrCat("/sys/fs/cgroup", path, "/", name)
+                                         : absl::StrCat("/sys/fs/cgroup/", f[1], path, "/", name);
+    if (PathExists(dir)) dirs.push_back(dir);
+  }
+  ASSERT_FALSE(dirs.empty()) << "no cgroup directory of the launcher found";
+  const int status = d_->StopLauncher();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_FALSE(AnyProcessMatches("sleep 100.4242"));
+  for (const std::string& dir : dirs) EXPECT_FALSE(PathExists(dir)) << dir << " is left";
+}
+
+// Every Exec's exit says how many processes it had at most, and the session's handle carries
+// the session's counters so far.
+TEST_F(ResourcesTest, UsageCountsProcessesAndTheHandleCarriesTheSessionsCounters) {
+  Start();
+  if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
+  ASSERT_TRUE(Launch("count", nullptr).ok());
+  std::vector<v1::SandboxEvent> events =
+      Exec("count", "sleep 0.5 & sleep 0.5 & sleep 0.5 & sleep 0.5 & wait; echo done");
+  ASSERT_NE(Last(events), nullptr);
+  ASSERT_TRUE(Last(events)->has_exit()) << Last(events)->DebugString();
+  const v1::SandboxUsage& usage = Last(events)->exit().usage();
+  EXPECT_GE(usage.pids_peak(), 5u) << "sh and four sleeps: " << usage.DebugString();
+  EXPECT_LT(usage.pids_peak(), 64u) << usage.DebugString();
+  EXPECT_GT(usage.cpu_usage_us(), 0u);
+  EXPECT_GT(usage.memory_peak_bytes(), 0u);
+  // Sent after the Exec's end: it reaches the handle shortly after.
+  auto session_usage = [&] {
+    grpc::ClientContext ctx;
+    v1::SessionRequest request;
+    request.set_session_id("count");
+    v1::SandboxHandle handle;
+    EXPECT_TRUE(stub_->GetSession(&ctx, request, &handle).ok());
+    auto found = handle.details().fields().find("usage");
+    return found == handle.details().fields().end() ? google::protobuf::Struct()
+                                                    : found->second.struct_value();
+  };
+  ASSERT_TRUE(PollUntil([&] { return session_usage().fields().count("pidsPeak") > 0; },
+                        absl::Seconds(10), "the handle's usage"));
+  const google::protobuf::Struct counters = session_usage();
+  EXPECT_GE(counters.fields().at("pidsPeak").number_value(), 5) << counters.DebugString();
+  EXPECT_GT(counters.fields().at("cpuUsageUs").number_value(), 0) << counters.DebugString();
+  EXPECT_GT(counters.fields().at("memoryPeakBytes").number_value(), 0) << counters.DebugString();
+  EXPECT_EQ(counters.fields().at("oomKills").number_value(), 0) << counters.DebugString();
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/paths.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -29,6 +30,7 @@ constexpr const char* kV1Required[] = {"memory", "pids"};
 constexpr const char* kV2Required[] = {"memory", "pids"};
 // How long KillAll keeps killing before it reports failure.
 constexpr absl::Duration kKillLimit = absl::Seconds(10);
+constexpr absl::Duration kFreezeLimit = absl::Seconds(5);
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
@@ -112,7 +114,7 @@ std::vector<Mount> CgroupMounts(absl::string_view mountinfo) {
 
 absl::StatusOr<CgroupHierarchy> CgroupHierarchy::FromTables(
     absl::string_view mountinfo, absl::string_view self_cgroup, const std::string& name,
-    const std::function<std::string(const std::string&)>& read) {
+    const std::function<std::string(const std::string&)>& read, const std::string& fs_root) {
   // /proc/self/cgroup: "ID:controllers:path"; v2 is "0::path".
   std::vector<std::pair<std::vector<std::string>, std::string>> own;
   for (absl::string_view line : absl::StrSplit(self_cgroup, '\n', absl::SkipEmpty())) {
@@ -126,7 +128,10 @@ absl::StatusOr<CgroupHierarchy> CgroupHierarchy::FromTables(
     }
     return "";
   };
-  const std::vector<Mount> mounts = CgroupMounts(mountinfo);
+  std::vector<Mount> mounts = CgroupMounts(mountinfo);
+  if (!fs_root.empty()) {
+    std::erase_if(mounts, [&](const Mount& m) { return !IsUnderOrEqual(m.point, fs_root); });
+  }
   CgroupHierarchy tree;
   // v2 first: the unified hierarchy, when it has the controllers we need.
   for (const Mount& mount : mounts) {
@@ -180,15 +185,17 @@ absl::StatusOr<CgroupHierarchy> CgroupHierarchy::FromTables(
     if (found.count(required) == 0) {
       return absl::UnavailableError(
           absl::StrCat("cgroups: no usable '", required,
-                       "' controller (neither in a cgroup v2 hierarchy nor mounted as cgroup v1)"));
+                       "' controller (neither in a cgroup v2 hierarchy nor mounted as cgroup v1",
+                       fs_root.empty() ? "" : absl::StrCat(" below ", fs_root), ")"));
     }
   }
   return tree;
 }
 
-absl::StatusOr<CgroupHierarchy> CgroupHierarchy::Detect(const std::string& name) {
-  absl::StatusOr<CgroupHierarchy> tree =
-      FromTables(ReadText("/proc/self/mountinfo"), ReadText("/proc/self/cgroup"), name, ReadText);
+absl::StatusOr<CgroupHierarchy> CgroupHierarchy::Detect(const std::string& name,
+                                                        const std::string& fs_root) {
+  absl::StatusOr<CgroupHierarchy> tree = FromTables(
+      ReadText("/proc/self/mountinfo"), ReadText("/proc/self/cgroup"), name, ReadText, fs_root);
   if (!tree.ok()) return tree;
   for (const CgroupDir& root : tree->roots_) {
     if (mkdir(root.path.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -282,6 +289,17 @@ int CgroupHierarchy::RemoveLeftovers() const {
   return static_cast<int>(removed.size());
 }
 
+absl::Status CgroupHierarchy::RemoveAll() const {
+  (void)RemoveLeftovers();
+  for (const CgroupDir& root : roots_) {
+    if (rmdir(root.path.c_str()) != 0 && errno != ENOENT) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cgroups: cannot remove ", root.path, ": ", strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 Cgroup::~Cgroup() {
   if (removed_) return;
   (void)KillAll();
@@ -370,13 +388,37 @@ bool Cgroup::CanFreeze() const {
              : !DirOf("freezer").empty();
 }
 
-absl::Status Cgroup::Freeze(bool frozen) {
+absl::Status Cgroup::RequestFreeze(bool frozen) {
   if (version_ == CgroupVersion::kV2) {
     return WriteText(dirs_[0].path + "/cgroup.freeze", frozen ? "1" : "0");
   }
   const std::string dir = DirOf("freezer");
   if (dir.empty()) return absl::UnimplementedError("cgroups: no freezer controller on this host");
   return WriteText(dir + "/freezer.state", frozen ? "FROZEN" : "THAWED");
+}
+
+bool Cgroup::IsFrozen() const {
+  if (version_ == CgroupVersion::kV2) {
+    return KeyedValue(ReadText(dirs_[0].path + "/cgroup.events"), "frozen") == 1;
+  }
+  return absl::StripAsciiWhitespace(ReadText(DirOf("freezer") + "/freezer.state")) == "FROZEN";
+}
+
+absl::Status Cgroup::Freeze(bool frozen) {
+  if (absl::Status requested = RequestFreeze(frozen); !requested.ok()) return requested;
+  // Frozen means every task has stopped (v1 says FREEZING until then; v2 frozen 0): Suspend
+  // returns only once output has really stopped.
+  const absl::Time limit = absl::Now() + kFreezeLimit;
+  while (IsFrozen() != frozen) {
+    if (absl::Now() > limit) {
+      if (frozen) (void)RequestFreeze(false);  // never left half-frozen
+      return absl::DeadlineExceededError(absl::StrCat("cgroups: not ", frozen ? "frozen" : "thawed",
+                                                      " within ",
+                                                      absl::FormatDuration(kFreezeLimit)));
+    }
+    usleep(1000);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Cgroup::KillAll() {
@@ -392,7 +434,8 @@ absl::Status Cgroup::KillAll() {
   // round is killed; then thawed for good (a frozen process does not die of SIGKILL, and one
   // frozen again mid-exit would hold up its PID namespace's teardown), and whatever is still
   // listed — only what was mid-fork — is killed until none is left.
-  const bool froze = CanFreeze() && Freeze(true).ok();
+  // Not waited for: whatever has stopped cannot fork, and the rest is killed in the next rounds.
+  const bool froze = CanFreeze() && RequestFreeze(true).ok();
   auto kill_listed = [this] {
     bool any = false;
     for (const CgroupDir& dir : dirs_) {
@@ -408,7 +451,7 @@ absl::Status Cgroup::KillAll() {
     return any;
   };
   kill_listed();
-  if (froze) (void)Freeze(false);
+  if (froze) (void)RequestFreeze(false);
   while (kill_listed()) {
     if (absl::Now() > limit) return absl::DeadlineExceededError("cgroups: kill did not finish");
     usleep(1000);
@@ -425,13 +468,19 @@ absl::StatusOr<CgroupUsage> Cgroup::Usage() const {
     usage.cpu_usage_us = KeyedValue(ReadText(dir + "/cpu.stat"), "usage_usec");
     usage.oom_kills = KeyedValue(ReadText(dir + "/memory.events"), "oom_kill");
     usage.pids_max_hits = KeyedValue(ReadText(dir + "/pids.events"), "max");
+    usage.pids_current = NumberIn(dir + "/pids.current");
+    usage.pids_peak = NumberIn(dir + "/pids.peak");
     return usage;
   }
   if (!mem.empty()) {
     usage.memory_peak_bytes = NumberIn(mem + "/memory.max_usage_in_bytes");
     usage.oom_kills = KeyedValue(ReadText(mem + "/memory.oom_control"), "oom_kill");
   }
-  if (!pids.empty()) usage.pids_max_hits = KeyedValue(ReadText(pids + "/pids.events"), "max");
+  if (!pids.empty()) {
+    usage.pids_max_hits = KeyedValue(ReadText(pids + "/pids.events"), "max");
+    usage.pids_current = NumberIn(pids + "/pids.current");
+    usage.pids_peak = NumberIn(pids + "/pids.peak");
+  }
   if (const std::string acct = DirOf("cpuacct"); !acct.empty()) {
     usage.cpu_usage_us = NumberIn(acct + "/cpuacct.usage") / 1000;
   }

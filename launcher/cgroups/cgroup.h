@@ -45,6 +45,10 @@ struct CgroupUsage {
   uint64_t cpu_usage_us = 0;
   uint64_t oom_kills = 0;      // processes the OOM killer ended for the memory limit
   uint64_t pids_max_hits = 0;  // forks refused at pids_max
+  uint64_t pids_current = 0;   // processes and threads now
+  // The most at once since the cgroup was made, where the kernel keeps it (pids.peak, v1 and v2
+  // on recent kernels), else 0.
+  uint64_t pids_peak = 0;
 };
 
 class Cgroup;
@@ -59,13 +63,15 @@ class CgroupHierarchy {
  public:
   // Finds the controllers the launcher can use (v2 when the unified hierarchy has memory and
   // pids; else the v1 memory, pids, cpu, cpuacct and freezer mounts) and makes `name` below the
-  // caller's own cgroup in each. UNAVAILABLE saying what is missing.
-  static absl::StatusOr<CgroupHierarchy> Detect(const std::string& name);
+  // caller's own cgroup in each. Only cgroup file systems mounted at or below `fs_root` count
+  // (empty: wherever they are). UNAVAILABLE saying what is missing.
+  static absl::StatusOr<CgroupHierarchy> Detect(const std::string& name,
+                                                const std::string& fs_root = "");
   // The same from given texts (/proc/self/mountinfo, /proc/self/cgroup) and `read` (a file's
   // text: a v2 mount's cgroup.controllers); makes no directory.
   static absl::StatusOr<CgroupHierarchy> FromTables(
       absl::string_view mountinfo, absl::string_view self_cgroup, const std::string& name,
-      const std::function<std::string(const std::string&)>& read);
+      const std::function<std::string(const std::string&)>& read, const std::string& fs_root = "");
 
   CgroupVersion version() const { return version_; }
   // Where it makes cgroups, for the boot line: "cgroup v1 (memory, pids, ...) below ...".
@@ -79,6 +85,9 @@ class CgroupHierarchy {
   // Kills and removes every cgroup found below the roots (left by a launcher that died);
   // returns how many (by name).
   int RemoveLeftovers() const;
+  // Kills and removes everything below the roots, then the roots themselves: what an orderly
+  // stop of the launcher leaves is nothing.
+  absl::Status RemoveAll() const;
 
  private:
   CgroupVersion version_ = CgroupVersion::kV2;
@@ -105,6 +114,8 @@ class Cgroup {
   absl::Status AddProcess(pid_t pid);
   // Kills every process in it and below, until none is left.
   absl::Status KillAll();
+  // Freezes (or thaws) every process in it and waits until all have stopped (or run again);
+  // DEADLINE_EXCEEDED after 5 s (a freeze is then undone), UNIMPLEMENTED without a freezer.
   absl::Status Freeze(bool frozen);
   bool CanFreeze() const;
   absl::StatusOr<CgroupUsage> Usage() const;
@@ -114,6 +125,8 @@ class Cgroup {
   void Forget() { removed_ = true; }
 
  private:
+  absl::Status RequestFreeze(bool frozen);  // asks, without waiting
+  bool IsFrozen() const;
   friend class CgroupHierarchy;
   Cgroup(CgroupVersion version, std::vector<CgroupDir> dirs)
       : version_(version), dirs_(std::move(dirs)) {}

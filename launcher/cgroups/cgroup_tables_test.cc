@@ -75,5 +75,21 @@ TEST(CgroupTables, NoMemoryOrPidsControllerIsUnavailableSayingWhich) {
   EXPECT_FALSE(CgroupHierarchy::FromTables("", "", "cc", NoFile).ok());
 }
 
+// --cgroup-fs: only file systems mounted at or below it count; an empty directory has none.
+TEST(CgroupTables, OnlyMountsBelowTheGivenRootCount) {
+  absl::StatusOr<CgroupHierarchy> below =
+      CgroupHierarchy::FromTables(kHybridMounts, kHybridSelf, "cc", NoFile, "/sys/fs/cgroup");
+  ASSERT_TRUE(below.ok()) << below.status();
+  EXPECT_EQ(below->roots().size(), 5u);
+  absl::StatusOr<CgroupHierarchy> empty =
+      CgroupHierarchy::FromTables(kHybridMounts, kHybridSelf, "cc", NoFile, "/tmp/empty");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(empty.status().message().find("below /tmp/empty"), std::string::npos) << empty.status();
+  // A prefix of a name is not a directory above it.
+  EXPECT_FALSE(
+      CgroupHierarchy::FromTables(kHybridMounts, kHybridSelf, "cc", NoFile, "/sys/fs/cgr").ok());
+}
+
 }  // namespace
 }  // namespace ccsandbox::launcher

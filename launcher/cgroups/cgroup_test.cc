@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,12 @@
 
 namespace ccsandbox::launcher {
 namespace {
+
+// Waits for `count` bytes on `fd`: each process of a test says "in place" with one.
+void AwaitReady(int fd, int count) {
+  char c;
+  for (int i = 0; i < count; ++i) ASSERT_EQ(read(fd, &c, 1), 1) << "process " << i << " not ready";
+}
 
 // A child that joins `cgroup`, then runs `body` and exits with its result.
 pid_t ChildIn(const Cgroup& cgroup, const std::function<int()>& body) {
@@ -52,8 +59,7 @@ void ExpectFreezeStopsAndThawResumes(Cgroup& cg) {
   close(fds[1]);
   char c;
   ASSERT_EQ(read(fds[0], &c, 1), 1);
-  ASSERT_TRUE(cg.Freeze(true).ok());
-  usleep(100000);
+  ASSERT_TRUE(cg.Freeze(true).ok());  // returns once every task has stopped
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
   char drain[4096];
   while (read(fds[0], drain, sizeof(drain)) > 0) {
@@ -114,6 +120,13 @@ TEST_F(CgroupTest, APidsLimitStopsAForkBombAndItsHitsAreCounted) {
   absl::StatusOr<CgroupUsage> usage = (*cg)->Usage();
   ASSERT_TRUE(usage.ok());
   EXPECT_GE(usage->pids_max_hits, 85u);
+  // The high-water mark, where the kernel keeps one (pids.peak): the limit, reached.
+  const std::vector<CgroupDir>& dirs = (*cg)->dirs();
+  if (std::any_of(dirs.begin(), dirs.end(), [](const CgroupDir& dir) {
+        return access((dir.path + "/pids.peak").c_str(), F_OK) == 0;
+      })) {
+    EXPECT_EQ(usage->pids_peak, 16u);
+  }
   // Its paused children were orphaned: only the cgroup still knows them.
   ASSERT_TRUE((*cg)->KillAll().ok());
   EXPECT_TRUE((*cg)->Remove().ok());
@@ -154,17 +167,26 @@ TEST_F(CgroupTest, KillAllEndsEveryProcessBelowIncludingChildCgroups) {
   ASSERT_TRUE(session.ok()) << session.status();
   absl::StatusOr<std::unique_ptr<Cgroup>> run = tree_->Create("run", session->get());
   ASSERT_TRUE(run.ok()) << run.status();
-  const pid_t in_session = Child(**session, [] {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t in_session = Child(**session, [&] {
+    (void)!write(ready[1], "s", 1);
     pause();
     return 0;
   });
-  const pid_t in_run = Child(**run, [] {
+  const pid_t in_run = Child(**run, [&] {
     setsid();
-    if (fork() == 0) pause();  // an orphan the test never sees
+    if (fork() == 0) {  // an orphan the test never sees
+      (void)!write(ready[1], "o", 1);
+      pause();
+    }
+    (void)!write(ready[1], "r", 1);
     pause();
     return 0;
   });
-  usleep(100000);
+  close(ready[1]);
+  AwaitReady(ready[0], 3);
+  close(ready[0]);
   ASSERT_TRUE((*session)->KillAll().ok());
   int status;
   EXPECT_EQ(waitpid(in_session, &status, 0), in_session);
@@ -179,11 +201,16 @@ TEST_F(CgroupTest, KillAllEndsEveryProcessBelowIncludingChildCgroups) {
 TEST_F(CgroupTest, LeftoversOfADeadLauncherAreKilledAndRemoved) {
   absl::StatusOr<std::unique_ptr<Cgroup>> cg = tree_->Create("left");
   ASSERT_TRUE(cg.ok());
-  const pid_t pid = Child(**cg, [] {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t pid = Child(**cg, [&] {
+    (void)!write(ready[1], "r", 1);
     pause();
     return 0;
   });
-  usleep(50000);
+  close(ready[1]);
+  AwaitReady(ready[0], 1);
+  close(ready[0]);
   const std::vector<CgroupDir> dirs = (*cg)->dirs();
   cg->release();  // as if the launcher had died: nobody owns it
   EXPECT_EQ(tree_->RemoveLeftovers(), 1);

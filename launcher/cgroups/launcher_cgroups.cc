@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/paths.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::launcher {
@@ -15,6 +16,11 @@ absl::StatusOr<ResourceLimitsConfig> SetUpResourceLimits(const ResourceLimitsFla
   if (flags.mode != "auto" && flags.mode != "off") {
     return absl::InvalidArgumentError(
         absl::StrCat("--cgroups: '", flags.mode, "' is neither auto nor off"));
+  }
+  if (!flags.fs_root.empty()) {
+    if (absl::Status valid = CheckNormalizedAbsolute("--cgroup-fs", flags.fs_root); !valid.ok()) {
+      return valid;
+    }
   }
   struct sysinfo info {};
   sysinfo(&info);
@@ -29,7 +35,7 @@ absl::StatusOr<ResourceLimitsConfig> SetUpResourceLimits(const ResourceLimitsFla
   } else {
     const std::string name = absl::StrFormat(
         "ccsandbox-%012x", std::hash<std::string>()(flags.socket_path) & 0xffffffffffffULL);
-    absl::StatusOr<CgroupHierarchy> tree = CgroupHierarchy::Detect(name);
+    absl::StatusOr<CgroupHierarchy> tree = CgroupHierarchy::Detect(name, flags.fs_root);
     if (tree.ok()) {
       if (const int left = tree->RemoveLeftovers(); left > 0) {
         spdlog::warn("killed and removed {} cgroup(s) a previous launcher left", left);

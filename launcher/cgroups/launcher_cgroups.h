@@ -20,6 +20,8 @@ namespace ccsandbox::launcher {
 struct ResourceLimitsFlags {
   std::string mode = "auto";  // --cgroups: auto (use them where the host has them) | off
   std::string socket_path;    // names this launcher's cgroup directory
+  // --cgroup-fs: only cgroup file systems mounted at or below it are used (empty: any).
+  std::string fs_root;
   uint64_t max_pids = 0;
   uint64_t max_memory_bytes = 0;
   uint32_t max_cpu_millicores = 0;

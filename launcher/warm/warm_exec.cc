@@ -81,6 +81,7 @@ std::optional<CgroupUsage> WarmExec::Usage() const {
       session_ != nullptr ? session_->Usage().value_or(CgroupUsage()) : CgroupUsage();
   CgroupUsage usage;
   usage.pids_max_hits = own.pids_max_hits - own_at_start_.pids_max_hits;
+  usage.pids_current = own.pids_current;  // its peak is sampled: a reused cgroup's spans Execs
   usage.oom_kills = now.oom_kills - session_at_start_.oom_kills;
   usage.cpu_usage_us = now.cpu_usage_us - session_at_start_.cpu_usage_us;
   usage.memory_peak_bytes = now.memory_peak_bytes;  // the session's peak so far

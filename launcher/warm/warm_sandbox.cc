@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -114,6 +115,14 @@ void WarmSandbox::Stop(const std::string& reason) {
 
 WarmSandbox::~WarmSandbox() { Die("the sandbox was stopped"); }
 
+std::optional<CgroupUsage> WarmSandbox::Usage() const {
+  if (cgroup_ == nullptr) return std::nullopt;
+  absl::StatusOr<CgroupUsage> read = cgroup_->Usage();
+  if (!read.ok()) return std::nullopt;
+  read->pids_peak = std::max(read->pids_peak, read->pids_current);
+  return *read;
+}
+
 bool WarmSandbox::was_ready() const {
   absl::MutexLock lock(&mu_);
   return ready_;
@@ -142,8 +151,7 @@ std::string WarmSandbox::DrainOutput(int fd, bool is_stderr) {
 }
 
 std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunControl& control,
-                               const std::function<void(pid_t)>& on_ready,
-                               absl::Duration ready_limit) {
+                               const Hooks& hooks, absl::Duration ready_limit) {
   const absl::Time ready_deadline = absl::Now() + ready_limit;
   std::string reason;
   bool channel_open = true;
@@ -174,7 +182,7 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
       }
     }
     if (fds[0].revents != 0) {
-      absl::Status read = ReadFrames(on_ready);
+      absl::Status read = ReadFrames(hooks);
       if (absl::IsUnavailable(read)) {
         channel_open = false;  // the init exited: its exit status follows
       } else if (!read.ok()) {
@@ -209,13 +217,14 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
   return reason;
 }
 
-absl::Status WarmSandbox::ReadFrames(const std::function<void(pid_t)>& on_ready) {
+absl::Status WarmSandbox::ReadFrames(const Hooks& hooks) {
   absl::Status read = reader_.ReadAvailable(channel_.get());
   if (!read.ok()) return read;
   while (std::optional<absl::StatusOr<InitFrame>> frame = reader_.Next()) {
     if (!frame->ok()) return frame->status();
     if ((*frame)->message.kind != InitKind::kReady) {
       OnFrame((*frame)->message);
+      if ((*frame)->message.kind == InitKind::kEnded && hooks.on_exec_ended) hooks.on_exec_ended();
       continue;
     }
     bool first = false;
@@ -224,7 +233,7 @@ absl::Status WarmSandbox::ReadFrames(const std::function<void(pid_t)>& on_ready)
       first = !ready_;
       ready_ = true;
     }
-    if (first) on_ready(process_->pid());
+    if (first && hooks.on_ready) hooks.on_ready(process_->pid());
   }
   return absl::OkStatus();
 }

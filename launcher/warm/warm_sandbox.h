@@ -47,13 +47,19 @@ class WarmSandbox {
 
   const std::string& id() const { return id_; }
 
-  // Runs until the sandbox ends or `cancelled` turns true (then ends it); calls `on_ready` once
-  // the init is ready, with bwrap's pid. Returns why the sandbox ended. Not ready within
-  // `ready_limit`: the sandbox is ended.
+  // What Serve tells its caller, on Serve's thread.
+  struct Hooks {
+    std::function<void(pid_t)> on_ready;  // once the init is ready, with bwrap's pid
+    std::function<void()> on_exec_ended;  // after each Exec's end (its counters are final)
+  };
+  // Runs until the sandbox ends or `cancelled` turns true (then ends it), calling `hooks`.
+  // Returns why the sandbox ended. Not ready within `ready_limit`: the sandbox is ended.
   // A request on `control` (the Signal RPC naming the sandbox) stops it too, with its reason.
-  std::string Serve(const std::function<bool()>& cancelled, RunControl& control,
-                    const std::function<void(pid_t)>& on_ready,
+  std::string Serve(const std::function<bool()>& cancelled, RunControl& control, const Hooks& hooks,
                     absl::Duration ready_limit = absl::Seconds(30));
+  // The session cgroup's counters (pids_peak: the kernel's mark, or the count now); nullopt
+  // without a cgroup.
+  std::optional<CgroupUsage> Usage() const;
   bool was_ready() const;
   // Ends the sandbox from any thread (Serve returns `reason`).
   void Stop(const std::string& reason);
@@ -74,7 +80,7 @@ class WarmSandbox {
 
  private:
   // Reads the init's frames; UNAVAILABLE once it closed the channel.
-  absl::Status ReadFrames(const std::function<void(pid_t)>& on_ready);
+  absl::Status ReadFrames(const Hooks& hooks);
   void OnFrame(const InitMessage& message);
   // Reaps the exited bwrap; why it ended, with the last of what it said.
   std::string Reaped();
