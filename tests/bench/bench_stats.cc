@@ -64,7 +64,7 @@ void PrintRatio(const Side& ours, const Side& base, std::optional<double> target
     absl::PrintF("  %-16s %8.2fx %8.2fx\n", label, median, o.p90 / b.p90);
     return;
   }
-  absl::PrintF("  %-16s %8.2fx %8.2fx   target <= %.1fx %s (medians): %s\n", label, median,
+  absl::PrintF("  %-16s %8.2fx %8.2fx   target <= %gx %s (medians): %s\n", label, median,
                o.p90 / b.p90, *target, base.name, median <= *target ? "met" : "NOT met");
 }
 

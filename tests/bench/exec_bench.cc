@@ -3,9 +3,10 @@
 // run many commands. Prints figures and asserts nothing.
 //
 // This file starts the real daemons on private sockets and runs the selected figures:
-// A-E are times (latency_figures.h), F and G resources (resource_figures.h).
+// A-E are times (latency_figures.h), F and G resources (resource_figures.h), H the cost of
+// resource limits (limits_figure.h: against a second launcher started with --cgroups=off).
 //
-//   exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--figures=ABCDEFG]
+//   exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--figures=ABCDEFGH]
 //              [--warm-runs=200] [--cli-runs=100] [--launch-runs=100] [--idle-sessions=100]
 //              [--leak-execs=1000] [--warmup=5] [--diagnose=false] [--workdir=DIR]
 #include <limits.h>
@@ -41,6 +42,7 @@
 #include "tests/bench/bench_setup.h"
 #include "tests/bench/broker_client.h"
 #include "tests/bench/latency_figures.h"
+#include "tests/bench/limits_figure.h"
 #include "tests/bench/raw_bwrap.h"
 #include "tests/bench/resource_figures.h"
 
@@ -50,9 +52,11 @@ ABSL_FLAG(std::string, cgroups, "auto",
           "to measure what the limits cost");
 ABSL_FLAG(std::string, brokerd, "", "path of sandbox_brokerd");
 ABSL_FLAG(std::string, sandboxctl, "", "path of sandboxctl");
-ABSL_FLAG(std::string, figures, "ABCDEFG",
-          "which figures to measure, letters A-G, e.g. A,E,F (commas optional; 'all')");
-ABSL_FLAG(int, warm_runs, 200, "A and D: measured Exec calls (and as many of each baseline)");
+ABSL_FLAG(std::string, figures, "ABCDEFGH",
+          "which figures to measure, letters A-H, e.g. A,E,F (commas optional; 'all')");
+ABSL_FLAG(int, warm_runs, 200,
+          "A, D and H: measured Exec calls (and as many of each baseline; H: half as many "
+          "Launch calls)");
 ABSL_FLAG(int, cli_runs, 100, "B and C: measured sandboxctl runs (and as many raw bwrap runs)");
 ABSL_FLAG(int, launch_runs, 100, "E: measured Launch calls (and as many raw bwrap runs)");
 ABSL_FLAG(int, idle_sessions, 100, "F: idle sessions launched for the memory figure");
@@ -70,9 +74,9 @@ ABSL_FLAG(bool, filename_denies, true,
 namespace ccsandbox::bench {
 namespace {
 
-constexpr char kAllFigures[] = "ABCDEFG";
+constexpr char kAllFigures[] = "ABCDEFGH";
 
-// The figure letters of --figures, in A-G order.
+// The figure letters of --figures, in A-H order.
 absl::StatusOr<std::string> SelectedFigures(const std::string& flag) {
   if (flag == "all") return std::string(kAllFigures);
   std::set<char> selected;
@@ -81,7 +85,7 @@ absl::StatusOr<std::string> SelectedFigures(const std::string& flag) {
     const char letter = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (std::string_view(kAllFigures).find(letter) == std::string_view::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--figures: '", flag, "': figures are the letters A-G (or 'all')"));
+          absl::StrCat("--figures: '", flag, "': figures are the letters A-H (or 'all')"));
     }
     selected.insert(letter);
   }
@@ -102,6 +106,67 @@ v1::SandboxSpec BenchSpec(const std::string& workdir, const std::string& session
     spec.mutable_write_deny_patterns()->clear_patterns();
   }
   return spec;
+}
+
+// A launcher and a broker on sockets in `dir` (file names prefixed `tag`), and a client of the
+// broker; both daemons stop with this.
+// A directory tree removed when this goes.
+class RemovedAtEnd {
+ public:
+  explicit RemovedAtEnd(std::string path) : path_(std::move(path)) {}
+  RemovedAtEnd(RemovedAtEnd&& other) noexcept : path_(std::exchange(other.path_, "")) {}
+  RemovedAtEnd& operator=(RemovedAtEnd&&) = delete;
+  ~RemovedAtEnd() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  std::string path_;
+};
+
+struct Daemons {
+  // The broker's own runtime dir (the default is shared with any other broker of this user and
+  // emptied at its boot). The broker removes it at an orderly exit; this covers a killed one.
+  RemovedAtEnd runtime_dir;  // first: removed after both daemons have stopped
+  Child launcher;
+  Child broker;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub;
+};
+
+absl::StatusOr<Daemons> StartDaemons(const std::string& launcherd, const std::string& brokerd,
+                                     const std::string& dir, const std::string& tag,
+                                     const std::string& cgroups) {
+  const std::string launcher_socket = dir + "/" + tag + "l.sock";
+  const std::string broker_socket = dir + "/" + tag + "b.sock";
+  const std::string runtime_dir = dir + "." + tag + "run";
+  absl::StatusOr<Child> launcher =
+      Child::Spawn({.argv = {launcherd, "--socket=" + launcher_socket,
+                             absl::StrCat("--allowed-uids=", getuid()), "--cgroups=" + cgroups},
+                    .output = dir + "/" + tag + "launcher.log",
+                    .die_with_parent = true});
+  if (!launcher.ok()) return launcher.status();
+  if (absl::Status up = WaitForSocket(launcher_socket, *launcher, dir + "/" + tag + "launcher.log");
+      !up.ok()) {
+    return up;
+  }
+  absl::StatusOr<Child> broker =
+      Child::Spawn({.argv = {brokerd, "--listen=unix:" + broker_socket,
+                             "--launcher=unix:" + launcher_socket, "--runtime-dir=" + runtime_dir},
+                    .output = dir + "/" + tag + "broker.log",
+                    .die_with_parent = true});
+  if (!broker.ok()) return broker.status();
+  Daemons daemons{RemovedAtEnd(runtime_dir), *std::move(launcher), *std::move(broker), nullptr};
+  const std::string broker_log = dir + "/" + tag + "broker.log";
+  if (absl::Status up = WaitForSocket(broker_socket, daemons.broker, broker_log); !up.ok()) {
+    return up;
+  }
+  daemons.stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel("unix:" + broker_socket, grpc::InsecureChannelCredentials()));
+  if (absl::Status native = CheckNativeDispatch(*daemons.stub, broker_log); !native.ok()) {
+    return native;
+  }
+  return daemons;
 }
 
 absl::Status RunBench() {
@@ -135,45 +200,23 @@ absl::Status RunBench() {
   }
   const std::string dir = sockets->path();
   const std::string broker_address = "unix:" + dir + "/b.sock";
-  // The broker's own runtime dir (the default is shared with any other broker of this user and
-  // emptied at its boot). The broker removes it at an orderly exit; this covers a killed one.
-  const std::string runtime_dir = dir + ".run";
-  absl::Cleanup remove_runtime_dir = [&] {
-    std::error_code ignored;
-    std::filesystem::remove_all(runtime_dir, ignored);
-  };
+  const std::string cgroups = absl::GetFlag(FLAGS_cgroups);
 
-  absl::StatusOr<Child> launcher =
-      Child::Spawn({.argv = {*launcherd, "--socket=" + dir + "/l.sock",
-                             absl::StrCat("--allowed-uids=", getuid()),
-                             "--cgroups=" + absl::GetFlag(FLAGS_cgroups)},
-                    .output = dir + "/launcher.log",
-                    .die_with_parent = true});
-  if (!launcher.ok()) return launcher.status();
-  if (absl::Status up = WaitForSocket(dir + "/l.sock", *launcher, dir + "/launcher.log");
-      !up.ok()) {
-    return up;
-  }
-  absl::StatusOr<Child> broker =
-      Child::Spawn({.argv = {*brokerd, "--listen=" + broker_address,
-                             "--launcher=unix:" + dir + "/l.sock", "--runtime-dir=" + runtime_dir},
-                    .output = dir + "/broker.log",
-                    .die_with_parent = true});
-  if (!broker.ok()) return broker.status();
-  if (absl::Status up = WaitForSocket(dir + "/b.sock", *broker, dir + "/broker.log"); !up.ok()) {
-    return up;
-  }
-
-  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(
-      grpc::CreateChannel(broker_address, grpc::InsecureChannelCredentials()));
-  if (absl::Status native = CheckNativeDispatch(*stub, dir + "/broker.log"); !native.ok()) {
-    return native;
+  absl::StatusOr<Daemons> daemons = StartDaemons(*launcherd, *brokerd, dir, "", cgroups);
+  if (!daemons.ok()) return daemons.status();
+  v1::SandboxBroker::Stub* stub = daemons->stub.get();
+  // H compares with a second pair whose launcher enforces no limits.
+  std::optional<Daemons> unlimited;
+  if (figures->find('H') != std::string::npos) {
+    absl::StatusOr<Daemons> started = StartDaemons(*launcherd, *brokerd, dir, "off-", "off");
+    if (!started.ok()) return started.status();
+    unlimited.emplace(*std::move(started));
   }
   BenchSetup setup;
-  setup.stub = stub.get();
+  setup.stub = stub;
   setup.spec = BenchSpec(workdir, absl::StrCat("bench-", getpid()));
-  setup.launcher_pid = launcher->pid();
-  setup.broker_pid = broker->pid();
+  setup.launcher_pid = daemons->launcher.pid();
+  setup.broker_pid = daemons->broker.pid();
   setup.warmup = std::max(0, absl::GetFlag(FLAGS_warmup));
   absl::StatusOr<SpawnOptions> raw = RawBwrapCommand(setup.spec);
   if (!raw.ok()) return raw.status();
@@ -195,6 +238,7 @@ absl::Status RunBench() {
       {'E', [&] { return FigureLaunch(setup, std::max(1, absl::GetFlag(FLAGS_launch_runs))); }},
       {'F', [&] { return FigureMemory(setup, std::max(1, absl::GetFlag(FLAGS_idle_sessions))); }},
       {'G', [&] { return FigureLeaks(setup, std::max(1, absl::GetFlag(FLAGS_leak_execs))); }},
+      {'H', [&] { return FigureLimits(setup, *unlimited->stub, warm_runs); }},
   };
   const Clock::time_point bench_start = Clock::now();
   for (const auto& [letter, figure] : all) {
@@ -214,7 +258,7 @@ absl::Status RunBench() {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--figures=ABCDEFG] "
+      "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--figures=ABCDEFGH] "
       "[--warm-runs=200] [--cli-runs=100] [--launch-runs=100] [--idle-sessions=100] "
       "[--leak-execs=1000] [--warmup=5] [--diagnose=false] [--workdir=DIR]");
   std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
