@@ -99,9 +99,7 @@ absl::Status ReceivePackHeadParser::Take(const PktLine& line) {
     return absl::OkStatus();
   }
   if (line.kind == PktLine::Kind::kFlush) {
-    if (head_.updates.empty()) {
-      return absl::InvalidArgumentError("receive-pack: the request updates no ref");
-    }
+    // A lone flush (no command) is git's probe before a large push: done, nothing to update.
     stage_ = head_.Has("push-options") ? Stage::kPushOptions : Stage::kDone;
     return absl::OkStatus();
   }

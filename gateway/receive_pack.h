@@ -2,7 +2,8 @@
 // Transfer"), read before a single byte is forwarded: optional `shallow` lines, the command list
 // (`old-id SP new-id SP refname`, the first followed by NUL and the capabilities) ended by a
 // flush, then — when the client asked for `push-options` — the options and a flush; the pack
-// follows (none when every command deletes). Push certificates are refused.
+// follows (none when every command deletes). A lone flush is git's probe before a large push: a
+// done head with no update. Push certificates are refused.
 //
 // Bounded: at most kMaxRefUpdates commands and kMaxHeadBytes of head; object ids of one length
 // (40 hex: SHA-1, 64: SHA-256); ref names as `git check-ref-format` accepts them, below refs/.

@@ -99,6 +99,15 @@ TEST(ReceivePack, Sha256Ids) {
   EXPECT_EQ(head.updates[0].new_id, b);
 }
 
+TEST(ReceivePack, ALoneFlushIsGitsProbe) {
+  ReceivePackHead head;
+  std::string rest;
+  ExpectParsesAlike(Flush(), &head, &rest);
+  EXPECT_TRUE(head.updates.empty());
+  EXPECT_FALSE(head.ExpectsPack());
+  EXPECT_EQ(rest, "");
+}
+
 TEST(ReceivePack, WaitsForTheWholeHead) {
   ReceivePackHeadParser parser;
   const std::string body = Push({absl::StrCat(kA, " ", kB, " refs/heads/x")}, "report-status");
@@ -134,7 +143,6 @@ std::string ManyCommands(size_t n) {
 INSTANTIATE_TEST_SUITE_P(
     Heads, ReceivePackRefuses,
     ::testing::Values(
-        Bad{"NoCommand", Flush(), "updates no ref"},
         Bad{"Delimiter", Line(absl::StrCat(kA, " ", kB, " refs/heads/x")) + "0001", "delimiter"},
         Bad{"ShortId", Push({absl::StrCat("abc", " ", kB, " refs/heads/x")}, ""), "bad command"},
         Bad{"UpperCaseId", Push({absl::StrCat(std::string(40, 'A'), " ", kB, " refs/heads/x")}, ""),

@@ -9,9 +9,11 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libasio-dev libssl-dev libc-ares-dev libre2-dev zlib1g-dev
+  libcurl4-openssl-dev  # the push gateway's upstream client
   bubblewrap socat
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
+  lighttpd  # the tests' git smart-HTTP upstream (git-http-backend behind real auth)
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
   clang-format-14  # scripts/check-format.sh
 )

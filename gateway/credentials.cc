@@ -1,0 +1,79 @@
+#include "gateway/credentials.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "base/unique_fd.h"
+
+namespace ccsandbox::gateway {
+namespace {
+
+absl::StatusOr<std::string> RandomToken() {
+  char bytes[24];
+  if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+    return absl::InternalError("credentials: getrandom failed");
+  }
+  return absl::StrCat("ccs_", absl::BytesToHexString(absl::string_view(bytes, sizeof(bytes))));
+}
+
+}  // namespace
+
+LocalCredentialBroker::LocalCredentialBroker(std::string token_file)
+    : token_file_(std::move(token_file)) {}
+
+std::string LocalCredentialBroker::Describe() const {
+  return absl::StrCat("local tokens (", token_file_, "): read credentials cannot push");
+}
+
+absl::StatusOr<Credential> LocalCredentialBroker::Mint(const std::string& session,
+                                                       const std::string&, CredentialScope scope) {
+  absl::StatusOr<std::string> token = RandomToken();
+  if (!token.ok()) return token.status();
+  Credential credential{scope == CredentialScope::kWrite ? "writer" : "reader", *token};
+  absl::MutexLock lock(&mu_);
+  live_[session].push_back(credential);
+  if (absl::Status written = WriteLocked(); !written.ok()) {
+    live_[session].pop_back();
+    return written;
+  }
+  return credential;
+}
+
+void LocalCredentialBroker::Revoke(const std::string& session, const Credential& credential) {
+  absl::MutexLock lock(&mu_);
+  auto it = live_.find(session);
+  if (it == live_.end()) return;
+  std::erase_if(it->second, [&](const Credential& c) { return c.password == credential.password; });
+  if (it->second.empty()) live_.erase(it);
+  (void)WriteLocked();
+}
+
+void LocalCredentialBroker::RevokeSession(const std::string& session) {
+  absl::MutexLock lock(&mu_);
+  if (live_.erase(session) > 0) (void)WriteLocked();
+}
+
+absl::Status LocalCredentialBroker::WriteLocked() {
+  std::string text;
+  for (const auto& [session, credentials] : live_) {
+    for (const Credential& c : credentials)
+      absl::StrAppend(&text, c.username, ":", c.password, "\n");
+  }
+  // Written beside and renamed over: the upstream never reads half a file.
+  const std::string temp = token_file_ + ".new";
+  UniqueFd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+  if (!fd.valid() ||
+      write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+      fsync(fd.get()) != 0 || rename(temp.c_str(), token_file_.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("credentials: cannot write ", token_file_));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ccsandbox::gateway

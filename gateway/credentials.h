@@ -1,0 +1,69 @@
+// The credential broker: credentials minted per session and scope, revoked together when the
+// session ends. A run gets a read credential for its repository (it fetches); only the gateway
+// ever holds a write credential (it pushes what the push rule allowed), minted per push.
+//
+// Implementations: LocalCredentialBroker (an upstream this host serves, e.g. the tests' git
+// server, honours its tokens through a file it reads at each request); a GitHub App's
+// installation tokens go behind the same interface. With a personal token only, read
+// credentials can push too: ReadOnlyEnforced() is false, and the push rule is then advisory.
+#ifndef CCSANDBOX_GATEWAY_CREDENTIALS_H_
+#define CCSANDBOX_GATEWAY_CREDENTIALS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ccsandbox::gateway {
+
+struct Credential {
+  std::string username;
+  std::string password;  // the token; never logged
+};
+
+enum class CredentialScope { kRead, kWrite };
+
+class CredentialBroker {
+ public:
+  virtual ~CredentialBroker() = default;
+  // A credential for the repository at `upstream_url`, held for `session` until revoked.
+  virtual absl::StatusOr<Credential> Mint(const std::string& session,
+                                          const std::string& upstream_url,
+                                          CredentialScope scope) = 0;
+  // Revokes one credential (a write credential once its push is done).
+  virtual void Revoke(const std::string& session, const Credential& credential) = 0;
+  // Revokes every credential of `session` (Destroy, broker shutdown).
+  virtual void RevokeSession(const std::string& session) = 0;
+  // True when a read credential cannot push (so only the gateway can).
+  virtual bool ReadOnlyEnforced() const = 0;
+  // For the boot line and the handle: what mints, and whether pushes are enforced.
+  virtual std::string Describe() const = 0;
+};
+
+// Tokens for an upstream served on this host: every live token is a line
+// "reader:<token>" or "writer:<token>" of `token_file` (an htpasswd-style plain file the
+// upstream's basic auth reads at each request), rewritten atomically on each change.
+class LocalCredentialBroker : public CredentialBroker {
+ public:
+  explicit LocalCredentialBroker(std::string token_file);
+  absl::StatusOr<Credential> Mint(const std::string& session, const std::string& upstream_url,
+                                  CredentialScope scope) override;
+  void Revoke(const std::string& session, const Credential& credential) override;
+  void RevokeSession(const std::string& session) override;
+  bool ReadOnlyEnforced() const override { return true; }
+  std::string Describe() const override;
+
+ private:
+  absl::Status WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string token_file_;
+  absl::Mutex mu_;
+  std::map<std::string, std::vector<Credential>> live_ ABSL_GUARDED_BY(mu_);  // by session
+};
+
+}  // namespace ccsandbox::gateway
+
+#endif  // CCSANDBOX_GATEWAY_CREDENTIALS_H_
