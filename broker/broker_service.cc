@@ -13,6 +13,7 @@
 #include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
+#include "broker/session_push.h"
 #include "broker/spec_paths.h"
 #include "policy/egress/allowlist.h"
 #include "policy/plan/deny_sets.h"
@@ -100,7 +101,7 @@ BrokerService::BrokerService(BrokerConfig config, LauncherLink launcher)
     : config_(std::move(config)),
       launcher_(std::move(launcher)),
       egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_,
-              config_.egress_limits),
+              config_.egress_limits, config_.push_credentials.get()),
       create_guard_(config_.create_guard),
       relay_options_{.stall_limit = config_.exec_stall_limit},
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
@@ -139,6 +140,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
       !valid.ok()) {
     return ToGrpc(valid);
   }
+  if (absl::Status valid = ValidatePush(spec); !valid.ok()) return ToGrpc(valid);
+  if (spec.has_push() && choice->actual != v1::SANDBOX_BACKEND_NATIVE) {
+    return ToGrpc(absl::InvalidArgumentError(
+        "push: a session on the none backend runs on the host, where nothing routes its pushes "
+        "through the gateway; launch it native"));
+  }
   // A taken id is refused before the deny scan and the proxies (sessions_.Create below still
   // decides between two Launches racing for the same id).
   if (sessions_.Get(spec.session_id()).ok()) {
@@ -155,6 +162,14 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   absl::StatusOr<std::string> egress_note = StartEgress(spec, choice->actual);
   if (!egress_note.ok()) return ToGrpc(egress_note.status());
   SetDetail(*handle, "egress", *egress_note);
+  if (spec.has_push()) {
+    SetDetail(*handle, "push",
+              absl::StrCat("through the push gateway: ", spec.push().repositories_size(),
+                           " repositories; ", config_.push_credentials->Describe(),
+                           config_.push_credentials->ReadOnlyEnforced()
+                               ? ""
+                               : " — the push rule is ADVISORY: the run's credential can push"));
+  }
   std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
   if (absl::Status created =
           sessions_.Create(spec, *handle, *std::move(deny), std::move(guard_plan));

@@ -19,6 +19,7 @@
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
+#include "gateway/credentials.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/backend.h"
 #include "policy/plan/bind_checks.h"
@@ -49,6 +50,8 @@ struct BrokerConfig {
   absl::Duration exec_stall_limit = absl::Seconds(60);
   // Egress connection caps.
   EgressLimits egress_limits;
+  // Mints the push gateway's credentials (--push-credentials); null: spec.push is refused.
+  std::shared_ptr<gateway::CredentialBroker> push_credentials;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {

@@ -16,8 +16,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
+#include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
 #include "base/stop_signals.h"
@@ -28,6 +30,7 @@
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
+#include "gateway/credentials.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -60,6 +63,10 @@ ABSL_FLAG(uint32_t, egress_max_connections, 0,
 ABSL_FLAG(absl::Duration, exec_stall_timeout, absl::Seconds(60),
           "an Exec client that takes no event for this long while events wait for it is dropped "
           "as if it had disconnected: its stream is cancelled, its run (if still going) killed");
+ABSL_FLAG(std::string, push_credentials, "",
+          "what mints the push gateway's credentials: local:PATH (tokens for an upstream on this "
+          "host that reads PATH as its basic-auth file: reader:TOKEN fetches, writer:TOKEN "
+          "pushes); empty: a Launch with push is refused");
 ABSL_FLAG(std::string, egress_hosts_file, "",
           "TESTS ONLY: the egress proxies resolve names from this hosts(5)-style file instead "
           "of DNS, and every other name fails");
@@ -166,6 +173,30 @@ absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver() {
   }
   spdlog::warn("egress names resolve from {} only (--egress-hosts-file is for tests)", hosts_file);
   return fixed;
+}
+
+// The credential broker of --push-credentials (null when none is configured).
+absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> PushCredentials() {
+  const std::string flag = absl::GetFlag(FLAGS_push_credentials);
+  if (flag.empty()) {
+    spdlog::info(
+        "push gateway: no credential broker (--push-credentials): a Launch with push "
+        "is refused");
+    return nullptr;
+  }
+  absl::string_view path = flag;
+  if (!absl::ConsumePrefix(&path, "local:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--push-credentials: '", flag,
+                     "': only local:PATH is implemented (GitHub App tokens "
+                     "are not yet)"));
+  }
+  if (absl::Status valid = CheckNormalizedAbsolute("--push-credentials", path); !valid.ok()) {
+    return valid;
+  }
+  auto broker = std::make_shared<gateway::LocalCredentialBroker>(std::string(path));
+  spdlog::info("push gateway: {}", broker->Describe());
+  return broker;
 }
 
 absl::StatusOr<std::unique_ptr<RuntimeDir>> OpenRuntimeDir() {
@@ -328,6 +359,14 @@ int Main(int argc, char** argv) {
   }
   config.runtime_dir = runtime_dir->get();
   config.forbidden_dirs = ForbiddenDirsFor(config.launcher_address, setup->listen, **runtime_dir);
+  absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> credentials = PushCredentials();
+  if (!credentials.ok()) return CannotStart(credentials.status(), 2);
+  config.push_credentials = *std::move(credentials);
+  if (const std::string flag = absl::GetFlag(FLAGS_push_credentials); !flag.empty()) {
+    // The tokens' file is never bound into a sandbox, nor anything that holds it.
+    config.forbidden_dirs.push_back(
+        {ParentPath(flag.substr(sizeof("local:") - 1)), "the push credentials' directory"});
+  }
 
   absl::StatusOr<std::unique_ptr<BrokerServers>> servers =
       BrokerServers::Start(config, setup->listen);

@@ -1,14 +1,11 @@
 #include "broker/session_egress.h"
 
-#include <errno.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/unique_fd.h"
+#include "broker/session_push.h"
+#include "broker/unix_listener.h"
 #include "policy/egress/allowlist.h"
 #include "spdlog/spdlog.h"
 
@@ -19,31 +16,17 @@ namespace {
 // and logged, never allowed to grow the broker without bound.
 constexpr size_t kMaxQueuedViolations = 10000;
 
-// A bound, not yet listening, Unix stream socket at `path` (mode from the 0700 directory).
-absl::StatusOr<UniqueFd> UnixListener(const std::string& path) {
-  sockaddr_un address{};
-  if (path.size() >= sizeof(address.sun_path)) {
-    return absl::InternalError(absl::StrCat("socket path too long: ", path));
-  }
-  address.sun_family = AF_UNIX;
-  memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    return absl::InternalError(absl::StrCat("bind ", path, ": ", strerror(errno)));
-  }
-  return fd;
-}
-
 }  // namespace
 
 SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
-                             RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits)
+                             RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits,
+                             gateway::CredentialBroker* push_credentials)
     : loop_(loop),
       resolver_(std::move(resolver)),
       runtime_dir_(runtime_dir),
       events_(events),
       limits_(limits),
+      push_credentials_(push_credentials),
       budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total) : nullptr),
       relay_([this] { Relay(); }) {}
 
@@ -55,6 +38,7 @@ SessionEgress::~SessionEgress() {
   }
   for (auto& [id, session] : sessions) {
     session.proxies->Stop();
+    StopPush(id, session);
     runtime_dir_.RemoveSessionDir(session.dir);
   }
   {
@@ -118,6 +102,24 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
     return proxies.status();
   }
   session.proxies = *std::move(proxies);
+  if (spec.has_push()) {
+    absl::StatusOr<std::unique_ptr<gateway::PushGateway>> push = StartSessionPush(
+        spec, session.dir, push_credentials_,
+        [this, session_id](const v1::SandboxViolation& violation) {
+          Pending pending;
+          pending.session_id = session_id;
+          *pending.event.mutable_violation() = violation;
+          Enqueue(std::move(pending));
+        },
+        session.plan);
+    if (!push.ok()) {
+      session.proxies->Stop();
+      runtime_dir_.RemoveSessionDir(session.dir);
+      return push.status();
+    }
+    session.push = *std::move(push);
+    summary.push_repositories = spec.push().repositories_size();
+  }
   summary.plan = session.plan;
   sessions_.emplace(session_id, std::move(session));
   return summary;
@@ -140,7 +142,15 @@ void SessionEgress::Stop(const std::string& session_id) {
     sessions_.erase(it);
   }
   session.proxies->Stop();
+  StopPush(session_id, session);
   runtime_dir_.RemoveSessionDir(session.dir);
+}
+
+void SessionEgress::StopPush(const std::string& session_id, Session& session) {
+  if (session.push == nullptr) return;
+  session.push.reset();  // ends every connection: no push is in flight after this
+  push_credentials_->RevokeSession(session_id);
+  spdlog::info("session {}: push gateway stopped, its credentials revoked", session_id);
 }
 
 uint64_t SessionEgress::dropped_violations() const {

@@ -1,7 +1,8 @@
 // Each sandboxed session's egress: its own HTTP and SOCKS5 proxies (proxy/session_proxies.h)
 // enforcing the session's allowlist, listening on two Unix sockets in the session's private
-// runtime directory. The launcher binds those sockets into the sandbox, where the shim bridges
-// 127.0.0.1:3128 / :1080 onto them; the sandbox's own network namespace has no other way out.
+// runtime directory, and with spec.push its push gateway on a third (broker/session_push.h). The
+// launcher binds those sockets into the sandbox, where the shim bridges 127.0.0.1:3128 / :1080 onto
+// them; the sandbox's own network namespace has no other way out.
 //
 //   SessionEgress egress(loop, resolver, runtime_dir, events);
 //   absl::StatusOr<v1::EgressPlan> plan = egress.Start(spec);   // at Launch
@@ -26,6 +27,8 @@
 #include "absl/time/time.h"
 #include "broker/runtime_dir.h"
 #include "broker/session_events.h"
+#include "gateway/credentials.h"
+#include "gateway/push_gateway.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 #include "proxy/connection_budget.h"
@@ -39,6 +42,7 @@ struct EgressSummary {
   v1::EgressPlan plan;
   bool network_enabled = false;
   size_t allow_entries = 0;
+  int push_repositories = 0;  // served by the session's push gateway (0: none)
 };
 
 // Connection caps of the proxies (see proxy::SessionProxiesOptions): per session, and the total
@@ -52,7 +56,8 @@ class SessionEgress {
  public:
   // Every argument outlives this object.
   SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
-                RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits = {});
+                RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits = {},
+                gateway::CredentialBroker* push_credentials = nullptr);
   ~SessionEgress();  // stops every session's proxies and the relay
   SessionEgress(const SessionEgress&) = delete;
   SessionEgress& operator=(const SessionEgress&) = delete;
@@ -78,6 +83,7 @@ class SessionEgress {
     std::string dir;
     v1::EgressPlan plan;
     std::unique_ptr<proxy::SessionProxies> proxies;
+    std::unique_ptr<gateway::PushGateway> push;  // with spec.push
   };
   struct Pending {
     std::string session_id;
@@ -85,13 +91,16 @@ class SessionEgress {
   };
 
   void Enqueue(Pending pending);  // on the loop thread: never blocks
-  void Relay();                   // the relay thread
+  // Stops a session's gateway (if any) and revokes its credentials.
+  void StopPush(const std::string& session_id, Session& session);
+  void Relay();  // the relay thread
 
   proxy::EventLoop& loop_;
   const std::shared_ptr<proxy::Resolver> resolver_;
   RuntimeDir& runtime_dir_;
   SessionEvents& events_;
   const EgressLimits limits_;
+  gateway::CredentialBroker* const push_credentials_;      // null: spec.push is refused
   const std::shared_ptr<proxy::ConnectionBudget> budget_;  // null without a total cap
 
   mutable absl::Mutex mu_;

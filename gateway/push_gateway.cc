@@ -313,7 +313,9 @@ PushGateway::PushGateway(UniqueFd listener, PushGatewayOptions options)
 
 absl::StatusOr<std::unique_ptr<PushGateway>> PushGateway::Start(UniqueFd listener,
                                                                 PushGatewayOptions options) {
-  if (!listener.valid()) return absl::InvalidArgumentError("push gateway: no listening socket");
+  if (!listener.valid() || listen(listener.get(), 64) != 0) {
+    return absl::InvalidArgumentError("push gateway: no socket to listen on");
+  }
   if (options.credentials == nullptr) {
     return absl::InvalidArgumentError("push gateway: no credential broker");
   }

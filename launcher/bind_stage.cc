@@ -220,7 +220,10 @@ absl::StatusOr<BindStage> BindStage::Build(const v1::LaunchPlan& plan, const std
          {std::tuple{"egress.httpSocket", &plan.egress().http_socket(), "http.sock",
                      &stage.sources_.http_socket},
           std::tuple{"egress.socksSocket", &plan.egress().socks_socket(), "socks.sock",
-                     &stage.sources_.socks_socket}}) {
+                     &stage.sources_.socks_socket},
+          std::tuple{"egress.pushSocket", &plan.egress().push_socket(), "push.sock",
+                     &stage.sources_.push_socket}}) {
+      if (path->empty() && out == &stage.sources_.push_socket) continue;  // no push gateway
       absl::StatusOr<std::string> source =
           stage.Add(field, *path, name, true, true, options.socket_forbidden);
       if (!source.ok()) return source.status();

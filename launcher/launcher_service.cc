@@ -34,6 +34,7 @@
 #include "policy/plan/env_scrub.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/plan_validation.h"
+#include "policy/plan/push_wiring.h"
 #include "policy/plan/trusted_names.h"
 #include "policy/violations/dedup.h"
 #include "policy/violations/parser.h"
@@ -53,7 +54,9 @@ absl::StatusOr<std::map<std::string, std::string>> RunEnvironment(const v1::Laun
                  absl::StrJoin(removed, ", "));
   }
   if (plan.has_egress()) {
-    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket()}) {
+    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket(),
+                                    &plan.egress().push_socket()}) {
+      if (path->empty() && path == &plan.egress().push_socket()) continue;
       struct stat st;
       if (lstat(path->c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
         return absl::FailedPreconditionError(
@@ -62,6 +65,14 @@ absl::StatusOr<std::map<std::string, std::string>> RunEnvironment(const v1::Laun
     }
     // Set after scrubbing: GIT_SSH_COMMAND is scrubbed from callers, ours routes ssh out.
     for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
+    if (!plan.egress().push_socket().empty()) {
+      // The scrubbed GIT_CONFIG_* are replaced by ours: pushes go through the gateway.
+      for (const auto& [name, value] :
+           policy::PushEnvironment({plan.egress().push_repositories().begin(),
+                                    plan.egress().push_repositories().end()})) {
+        env[name] = value;
+      }
+    }
   }
   return env;
 }

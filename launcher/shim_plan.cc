@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "policy/plan/create_guard_plan.h"
 #include "policy/plan/egress_wiring.h"
+#include "policy/plan/push_wiring.h"
 
 namespace ccsandbox::launcher {
 
@@ -14,6 +15,9 @@ absl::StatusOr<ShimArgs> ShimArgsFor(const v1::LaunchPlan& plan,
   if (plan.has_egress()) {
     for (const policy::EgressBridge& bridge : policy::EgressBridges()) {
       args.bridges.push_back({bridge.listen_address, bridge.listen_port, bridge.socket});
+    }
+    if (!plan.egress().push_socket().empty()) {
+      args.bridges.push_back({"127.0.0.1", policy::kSandboxPushPort, policy::kSandboxPushSocket});
     }
   }
   if (plan.has_create_guard()) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
 #include "policy/plan/egress_wiring.h"
+#include "policy/plan/push_wiring.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -259,6 +260,10 @@ absl::Status EgressAndShim(Rendering& r) {
           kSandboxHttpSocket});
     r.Op({"--ro-bind", SourceMap::Or(sources.socks_socket, r.plan.egress().socks_socket()),
           kSandboxSocksSocket});
+    if (!r.plan.egress().push_socket().empty()) {
+      r.Op({"--ro-bind", SourceMap::Or(sources.push_socket, r.plan.egress().push_socket()),
+            kSandboxPushSocket});
+    }
   }
   if (r.NeedsShim()) {
     r.Op({"--ro-bind", SourceMap::Or(sources.shim, r.config.shim_path), kSandboxShimPath});

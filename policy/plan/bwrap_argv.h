@@ -35,6 +35,7 @@ struct BindSources {
   std::string shim;
   std::string http_socket;
   std::string socks_socket;
+  std::string push_socket;
   // Set by the launcher: where bwrap binds a path under the plan's mounts from (deny-write
   // paths and their pinned ancestors). It opens the path beneath the mount's opened root
   // without following any symlink and stages a clone of it, so a directory swapped for a

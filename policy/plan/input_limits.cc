@@ -347,6 +347,9 @@ absl::Status CheckPlanLimits(const v1::LaunchPlan& plan) {
     if (absl::Status s = CheckPath("egress.socksSocket", plan.egress().socks_socket()); !s.ok()) {
       return s;
     }
+    if (absl::Status s = CheckPath("egress.pushSocket", plan.egress().push_socket()); !s.ok()) {
+      return s;
+    }
   }
   // The spec's own patterns plus the standard set.
   constexpr int kMaxPatterns = 2 * kMaxWriteDenyPatterns;

@@ -1,9 +1,13 @@
 #include "policy/plan/plan_validation.h"
 
+#include <string_view>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
 #include "policy/plan/filename_patterns.h"
 #include "policy/plan/input_limits.h"
+#include "policy/plan/push_wiring.h"
 #include "policy/plan/trusted_names.h"
 
 namespace ccsandbox::policy {
@@ -75,7 +79,9 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
     }
     for (const auto& [field, path] :
          {std::pair{"egress.httpSocket", &plan.egress().http_socket()},
-          std::pair{"egress.socksSocket", &plan.egress().socks_socket()}}) {
+          std::pair{"egress.socksSocket", &plan.egress().socks_socket()},
+          std::pair{"egress.pushSocket", &plan.egress().push_socket()}}) {
+      if (path->empty() && field == std::string_view("egress.pushSocket")) continue;  // no gateway
       if (absl::Status s = CheckNormalizedAbsolute(field, *path); !s.ok()) return s;
       // The bridge would hand the sandbox a connection to whatever listens there: never the
       // launcher's own socket, which could run commands outside the sandbox.
@@ -86,6 +92,12 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
                                                          dir, "'"));
         }
       }
+    }
+    const std::vector<std::string> repositories(plan.egress().push_repositories().begin(),
+                                                plan.egress().push_repositories().end());
+    if (absl::Status s = ValidatePushRepositories(repositories); !s.ok()) return s;
+    if (!repositories.empty() && plan.egress().push_socket().empty()) {
+      return absl::InvalidArgumentError("egress.pushRepositories: no push gateway socket");
     }
   }
   if (plan.has_create_guard()) {

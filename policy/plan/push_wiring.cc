@@ -12,12 +12,22 @@ namespace {
 
 std::string GatewayBase() { return absl::StrCat("http://127.0.0.1:", kSandboxPushPort); }
 
+// `url` for a message: at most 200 bytes, and any user:password@ before the host hidden.
+std::string Shown(absl::string_view url) {
+  std::string shown(url.substr(0, 200));
+  const size_t scheme = shown.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t at = shown.find('@', start);
+  if (at != std::string::npos && at < shown.find('/', start))
+    shown.replace(start, at - start, "***");
+  return shown;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GatewayPathFor(absl::string_view url) {
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("push.repositories: '", url.substr(0, 200), "' ", why));
+    return absl::InvalidArgumentError(absl::StrCat("push.repositories: '", Shown(url), "' ", why));
   };
   if (url.size() > 2048) return bad("is longer than 2048 bytes");
   absl::string_view rest = url;
@@ -57,7 +67,7 @@ absl::Status ValidatePushRepositories(const std::vector<std::string>& repositori
     if (!path.ok()) return path.status();
     if (!seen.insert(*path).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("push.repositories: '", url, "' is listed twice"));
+          absl::StrCat("push.repositories: '", Shown(url), "' is listed twice"));
     }
   }
   return absl::OkStatus();

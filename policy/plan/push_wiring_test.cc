@@ -47,6 +47,12 @@ INSTANTIATE_TEST_SUITE_P(
         PathCase{"https://github.com/o r", ""}, PathCase{"https://github.com/o/r\n", ""},
         PathCase{"file:///srv/r.git", ""}));
 
+TEST(PushRepositories, ACredentialInAUrlIsNeverEchoed) {
+  absl::StatusOr<std::string> path = GatewayPathFor("https://user:s3cret@github.com/o/r.git");
+  ASSERT_FALSE(path.ok());
+  EXPECT_EQ(path.status().message().find("s3cret"), std::string::npos) << path.status();
+}
+
 TEST(PushRepositories, CountAndDuplicatesAreRefusedNamingTheField) {
   EXPECT_TRUE(ValidatePushRepositories({"https://github.com/o/r.git", "https://x.test/r"}).ok());
   absl::Status twice =

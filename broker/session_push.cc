@@ -1,0 +1,86 @@
+#include "broker/session_push.h"
+
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "broker/unix_listener.h"
+#include "policy/guardrails/guardrails.h"
+#include "policy/plan/push_wiring.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+constexpr size_t kMaxPushRules = 256;
+
+}  // namespace
+
+absl::Status ValidatePush(const v1::SandboxSpec& spec) {
+  if (!spec.has_push()) return absl::OkStatus();
+  const std::vector<std::string> repositories(spec.push().repositories().begin(),
+                                              spec.push().repositories().end());
+  if (absl::Status valid = policy::ValidatePushRepositories(repositories); !valid.ok()) {
+    return valid;
+  }
+  if (spec.push().rules_size() > static_cast<int>(kMaxPushRules)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("push.rules: ", spec.push().rules_size(), " is more than ", kMaxPushRules));
+  }
+  for (int i = 0; i < spec.push().rules_size(); ++i) {
+    absl::StatusOr<policy::GuardrailRule> rule =
+        policy::ParseGuardrailRule(spec.push().rules(i).substr(0, 1024));
+    if (!rule.ok() || spec.push().rules(i).size() > 1024) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "push.rules[", i,
+          "]: ", rule.ok() ? "longer than 1024 bytes" : std::string(rule.status().message())));
+    }
+    if (rule->effect != policy::EffectClass::kPushToRemote) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("push.rules[", i, "]: only push_to_remote rules belong here"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
+    const v1::SandboxSpec& spec, const std::string& session_dir,
+    gateway::CredentialBroker* credentials,
+    std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan) {
+  if (absl::Status valid = ValidatePush(spec); !valid.ok()) return valid;
+  if (credentials == nullptr) {
+    return absl::FailedPreconditionError(
+        "push: this broker has no credential broker for pushes (--push-credentials); a push "
+        "gateway without one could not push, and nothing would stop the sandbox's own");
+  }
+  absl::StatusOr<policy::GuardrailRuleSet> rules = policy::ParseGuardrailRules(
+      std::vector<std::string>(spec.push().rules().begin(), spec.push().rules().end()));
+  if (!rules.ok()) return absl::InvalidArgumentError(rules.status().message());
+  gateway::PushGatewayOptions options;
+  options.session_id = spec.session_id();
+  options.rules = *std::move(rules);
+  options.credentials = credentials;
+  for (const std::string& url : spec.push().repositories()) {
+    absl::StatusOr<std::string> path = policy::GatewayPathFor(url);
+    if (!path.ok()) return path.status();
+    options.repositories.push_back({*path, url});
+    plan.add_push_repositories(url);
+  }
+  const std::string session = spec.session_id();
+  options.on_decision = [session, on_violation](const std::string& line) {
+    spdlog::info("session {}: push gateway: {}", session, line);
+    if (absl::StartsWith(line, "push to ") && !absl::StrContains(line, ": refused (")) return;
+    if (absl::StartsWith(line, "probe of ")) return;
+    v1::SandboxViolation violation;
+    violation.set_action("git-push");
+    violation.set_target(line.substr(0, line.find(':')));
+    violation.set_raw(line);
+    on_violation(violation);
+  };
+  plan.set_push_socket(session_dir + "/push.sock");
+  absl::StatusOr<UniqueFd> listener = UnixListener(plan.push_socket());
+  if (!listener.ok()) return listener.status();
+  return gateway::PushGateway::Start(*std::move(listener), std::move(options));
+}
+
+}  // namespace ccsandbox::broker

@@ -1,0 +1,185 @@
+// Pushes from a real sandbox through the session's push gateway to a real smart-HTTP upstream
+// (lighttpd + git-http-backend, accepting only the tokens the broker's credential broker mints):
+// plain `git push` of an allowed branch lands; a refused one prints git's own
+// `! [remote rejected]` line, exits non-zero and changes nothing upstream, with a violation
+// event; ways around the gateway push nothing; no token is ever inside; Destroy revokes all.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/sandbox.grpc.pb.h"
+#include "tests/daemon_fixture.h"
+#include "tests/exec_events.h"
+#include "tests/git_upstream.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+std::string StderrOf(const std::vector<v1::SandboxEvent>& events) {
+  std::string err;
+  for (const v1::SandboxEvent& e : events) err += e.stderr();
+  return err;
+}
+
+int ExitOf(const std::vector<v1::SandboxEvent>& events) {
+  const v1::SandboxEvent* last = Last(events);
+  return last != nullptr && last->has_exit() ? last->exit().exit_code() : -1;
+}
+
+class PushTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<GitUpstream>> up = GitUpstream::Start();
+    ASSERT_TRUE(up.ok()) << up.status();
+    upstream_ = *std::move(up);
+    ASSERT_TRUE(upstream_->CreateRepository("r.git").ok());
+    absl::StatusOr<std::unique_ptr<Daemons>> d =
+        Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_file()}});
+    ASSERT_TRUE(d.ok()) << d.status();
+    d_ = *std::move(d);
+    stub_ = v1::SandboxBroker::NewStub(
+        grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
+    // A checkout whose origin is the upstream, with one commit on main (pushed on the host,
+    // straight into the bare repository).
+    work_ = d_->MakeWorkdir() + "/repo";
+    const std::string bare = upstream_->dir() + "/repos/r.git";
+    for (const std::vector<std::string>& argv :
+         {std::vector<std::string>{"git", "init", "-q", "-b", "main", work_},
+          {"git", "-C", work_, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit",
+           "-q", "--allow-empty", "-m", "base"},
+          {"git", "-C", work_, "push", "-q", bare, "main"},
+          {"git", "-C", work_, "remote", "add", "origin", upstream_->Url("r.git")}}) {
+      ProgramResult r = RunProgram(argv);
+      ASSERT_EQ(r.exit_code, 0) << argv[1] << ": " << r.err;
+    }
+    base_ = upstream_->Head("r.git", "refs/heads/main");
+    ASSERT_FALSE(base_.empty());
+  }
+
+  grpc::Status Launch(const std::string& id, const std::vector<std::string>& rules) {
+    v1::LaunchRequest request;
+    v1::SandboxSpec* spec = request.mutable_spec();
+    spec->set_session_id(id);
+    v1::SandboxBindMount* bind = spec->add_bind_mounts();
+    bind->set_host_path(work_);
+    bind->set_guest_path(work_);
+    spec->set_guest_workdir(work_);
+    spec->mutable_push()->add_repositories(upstream_->Url("r.git"));
+    for (const std::string& rule : rules) spec->mutable_push()->add_rules(rule);
+    grpc::ClientContext ctx;
+    return stub_->Launch(&ctx, request, &handle_);
+  }
+
+  std::vector<v1::SandboxEvent> Sh(const std::string& id, const std::string& script) {
+    return ExecEvents(*stub_,
+                      ShExec(id,
+                             "git config --global user.email t@example.com; git config "
+                             "--global user.name t; " +
+                                 script),
+                      nullptr, absl::Seconds(60));
+  }
+
+  std::unique_ptr<GitUpstream> upstream_;
+  std::unique_ptr<Daemons> d_;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
+  std::string work_;
+  std::string base_;
+  v1::SandboxHandle handle_;
+};
+
+TEST_F(PushTest, AllowedPushesLandAndRefusedOnesAreRejectedInGitsOwnWords) {
+  ASSERT_TRUE(Launch("p", {"allow push_to_remote", "deny push_to_remote main"}).ok());
+  EXPECT_TRUE(absl::StrContains(handle_.details().fields().at("push").string_value(),
+                                "through the push gateway"))
+      << handle_.DebugString();
+  std::vector<v1::SandboxEvent> feature = Sh(
+      "p", "git commit -q --allow-empty -m feature && git push origin HEAD:refs/heads/feature/x");
+  EXPECT_EQ(ExitOf(feature), 0) << StderrOf(feature);
+  const std::string pushed = upstream_->Head("r.git", "refs/heads/feature/x");
+  EXPECT_FALSE(pushed.empty()) << StderrOf(feature);
+
+  std::vector<v1::SandboxEvent> main = Sh("p", "git push origin HEAD:main");
+  EXPECT_NE(ExitOf(main), 0);
+  EXPECT_TRUE(absl::StrContains(StderrOf(main),
+                                " ! [remote rejected] HEAD -> main (Control Center policy: "))
+      << StderrOf(main);
+  EXPECT_EQ(upstream_->Head("r.git", "refs/heads/main"), base_) << "main changed upstream";
+  bool reported = false;
+  for (const v1::SandboxEvent& e : main) {
+    reported |= e.has_violation() && e.violation().action() == "git-push";
+  }
+  EXPECT_TRUE(reported) << "no violation event for the refused push";
+}
+
+TEST_F(PushTest, WaysAroundTheGatewayPushNothing) {
+  ASSERT_TRUE(Launch("around", {"deny push_to_remote"}).ok());
+  const std::string url = upstream_->Url("r.git");
+  std::vector<v1::SandboxEvent> tries =
+      Sh("around",
+         absl::StrCat("git commit -q --allow-empty -m sneaky; "
+                      // The configuration undone, and the URL spelled so no rewrite matches.
+                      "GIT_CONFIG_COUNT=0 git push ",
+                      url,
+                      " HEAD:refs/heads/direct1; "
+                      "git -c url.",
+                      url, ".pushInsteadOf=", url, " push ", url,
+                      " HEAD:refs/heads/direct2; "
+                      "git push ",
+                      url,
+                      "/ HEAD:refs/heads/direct3; "
+                      "git push --repo=",
+                      url,
+                      " origin HEAD:refs/heads/direct4; "
+                      // The gateway itself, at another repository's path.
+                      "git push http://127.0.0.1:3130/elsewhere/x.git HEAD:refs/heads/direct5; "
+                      "echo tried"));
+  EXPECT_TRUE(absl::StrContains(StdoutOf(tries), "tried"));
+  for (const char* ref : {"direct1", "direct2", "direct3", "direct4", "direct5"}) {
+    EXPECT_EQ(upstream_->Head("r.git", absl::StrCat("refs/heads/", ref)), "") << ref;
+  }
+}
+
+TEST_F(PushTest, NoTokenIsEverInsideAndDestroyRevokesThemAll) {
+  ASSERT_TRUE(Launch("t", {"allow push_to_remote"}).ok());
+  std::vector<v1::SandboxEvent> push =
+      Sh("t",
+         "git commit -q --allow-empty -m t && git push origin HEAD:refs/heads/feature/t && "
+         "env; git config --list --show-origin; cat /proc/self/environ | tr '\\0' '\\n'; "
+         "grep -rs ccs_ /run /tmp \"$HOME\" .git 2>/dev/null | head -5");
+  EXPECT_EQ(upstream_->Head("r.git", "refs/heads/feature/t").empty(), false) << StderrOf(push);
+  std::string everything;
+  for (const v1::SandboxEvent& e : push) everything += e.SerializeAsString();
+  EXPECT_FALSE(absl::StrContains(everything, "ccs_")) << StdoutOf(push) << StderrOf(push);
+  EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"))
+      << "a write token outlived its push";
+  grpc::ClientContext ctx;
+  v1::SessionRequest request;
+  request.set_session_id("t");
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub_->Destroy(&ctx, request, &handle).ok());
+  EXPECT_EQ(ReadFile(upstream_->token_file()), "") << "tokens outlived the session";
+}
+
+TEST_F(PushTest, PushSpecsAreCheckedAtLaunch) {
+  grpc::Status bad_rule = Launch("bad", {"allow install_package"});
+  EXPECT_EQ(bad_rule.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(bad_rule.error_message(), "push.rules[0]"))
+      << bad_rule.error_message();
+  v1::LaunchRequest request;
+  request.mutable_spec()->set_session_id("bad-url");
+  request.mutable_spec()->mutable_push()->add_repositories("https://user:pw@github.com/o/r.git");
+  grpc::ClientContext ctx;
+  v1::SandboxHandle handle;
+  grpc::Status bad_url = stub_->Launch(&ctx, request, &handle);
+  EXPECT_EQ(bad_url.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(bad_url.error_message(), "push.repositories"))
+      << bad_url.error_message();
+  EXPECT_FALSE(absl::StrContains(bad_url.error_message(), "pw@")) << "a credential echoed";
+}
+
+}  // namespace
+}  // namespace ccsandbox::testing
