@@ -19,17 +19,6 @@
 namespace ccsandbox::testing {
 namespace {
 
-std::string StderrOf(const std::vector<v1::SandboxEvent>& events) {
-  std::string err;
-  for (const v1::SandboxEvent& e : events) err += e.stderr();
-  return err;
-}
-
-int ExitOf(const std::vector<v1::SandboxEvent>& events) {
-  const v1::SandboxEvent* last = Last(events);
-  return last != nullptr && last->has_exit() ? last->exit().exit_code() : -1;
-}
-
 class PushTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -50,9 +50,21 @@ inline std::string StdoutOf(const std::vector<v1::SandboxEvent>& events) {
   return out;
 }
 
+inline std::string StderrOf(const std::vector<v1::SandboxEvent>& events) {
+  std::string err;
+  for (const v1::SandboxEvent& e : events) err += e.stderr();
+  return err;
+}
+
 // The last event, or null for an empty stream.
 inline const v1::SandboxEvent* Last(const std::vector<v1::SandboxEvent>& events) {
   return events.empty() ? nullptr : &events.back();
+}
+
+// The exit code of a run that exited, else -1 (killed, failed, or no end seen).
+inline int ExitOf(const std::vector<v1::SandboxEvent>& events) {
+  const v1::SandboxEvent* last = Last(events);
+  return last != nullptr && last->has_exit() ? last->exit().exit_code() : -1;
 }
 
 }  // namespace ccsandbox::testing
