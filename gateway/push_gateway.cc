@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gateway/http_body.h"
 #include "gateway/push_decision.h"
@@ -108,11 +110,50 @@ absl::StatusOr<proxy::HttpRequestHead> ReadHead(Client& client) {
 
 }  // namespace
 
+// The session's read credentials, one per repository, minted when the run's credential helper
+// first asks and held (for fetches) until the session's credentials are revoked.
+class ReadCredentials {
+ public:
+  absl::StatusOr<Credential> For(const GatewayRepository& repo, const PushGatewayOptions& options) {
+    absl::MutexLock lock(&mu_);
+    auto found = by_url_.find(repo.upstream_url);
+    if (found != by_url_.end()) return found->second;
+    absl::StatusOr<Credential> minted =
+        options.credentials->Mint(options.session_id, repo.upstream_url, CredentialScope::kRead);
+    if (minted.ok()) by_url_.emplace(repo.upstream_url, *minted);
+    return minted;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, Credential> by_url_ ABSL_GUARDED_BY(mu_);
+};
+
+// The repository git's credential request (protocol, host, path) names, or null.
+const GatewayRepository* RepositoryAsked(absl::string_view request,
+                                         const std::vector<GatewayRepository>& repositories) {
+  std::string protocol, host, path;
+  for (absl::string_view line : absl::StrSplit(request, '\n', absl::SkipEmpty())) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "protocol") protocol = std::string(value);
+    if (key == "host") host = std::string(value);
+    if (key == "path") path = std::string(absl::StripSuffix(absl::StripSuffix(value, "/"), ".git"));
+  }
+  const std::string asked = absl::StrCat(protocol, "://", host, "/", path);
+  for (const GatewayRepository& repo : repositories) {
+    absl::string_view url = absl::StripSuffix(absl::StripSuffix(repo.upstream_url, "/"), ".git");
+    if (url == asked) return &repo;
+  }
+  return nullptr;
+}
+
 // One request's handling, on its connection's thread.
 class GatewayRequest {
  public:
-  GatewayRequest(const PushGatewayOptions& options, Client& client)
-      : options_(options), client_(client) {}
+  GatewayRequest(const PushGatewayOptions& options, ReadCredentials& reads, Client& client)
+      : options_(options), reads_(reads), client_(client) {}
 
   void Handle() {
     absl::StatusOr<proxy::HttpRequestHead> head = ReadHead(client_);
@@ -126,6 +167,10 @@ class GatewayRequest {
     const size_t q = target.find('?');
     const std::string path = target.substr(0, q);
     const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
+    if (path == "/-/credential" && head->method == "POST") {
+      AnswerCredential(*head);
+      return;
+    }
     const GatewayRepository* repo = nullptr;
     std::string rest;
     for (const GatewayRepository& r : options_.repositories) {
@@ -304,12 +349,46 @@ class GatewayRequest {
     Relay(repo, std::move(request));
   }
 
+  // The run's credential helper asks for a read credential (git's credential protocol).
+  void AnswerCredential(const proxy::HttpRequestHead& head) {
+    const proxy::HttpHeader* length = head.Find("Content-Length");
+    uint64_t n = 0;
+    if (length == nullptr || !absl::SimpleAtoi(length->value, &n) || n > 64 * 1024) {
+      Refuse(400, "Bad Request", "a credential request needs a length of at most 64 KiB");
+      return;
+    }
+    BodyDecoder body = BodyDecoder::Length(n);
+    std::string request;
+    for (;;) {
+      absl::StatusOr<bool> got = client_.ReadBody(body, request);
+      if (!got.ok()) return;
+      if (!*got) break;
+    }
+    std::string answer;
+    if (const GatewayRepository* repo = RepositoryAsked(request, options_.repositories)) {
+      absl::StatusOr<Credential> read = reads_.For(*repo, options_);
+      if (read.ok()) {
+        answer = absl::StrCat("username=", read->username, "\npassword=", read->password, "\n");
+        Say(absl::StrCat("read credential handed out for ", repo->path));
+      } else {
+        Say(absl::StrCat("no read credential for ", repo->path, ": ", read.status().message()));
+      }
+    } else {
+      Say("credential asked for a repository that is not the session's: none given");
+    }
+    client_.Write(absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ",
+                               answer.size(), "\r\nConnection: close\r\n\r\n", answer));
+  }
+
   const PushGatewayOptions& options_;
+  ReadCredentials& reads_;
   Client& client_;
 };
 
 PushGateway::PushGateway(UniqueFd listener, PushGatewayOptions options)
-    : options_(std::move(options)), listener_(std::move(listener)) {}
+    : options_(std::move(options)),
+      listener_(std::move(listener)),
+      reads_(std::make_unique<ReadCredentials>()) {}
 
 absl::StatusOr<std::unique_ptr<PushGateway>> PushGateway::Start(UniqueFd listener,
                                                                 PushGatewayOptions options) {
@@ -373,7 +452,7 @@ void PushGateway::Accept() {
 
 void PushGateway::Serve(int fd) {
   Client client{fd, options_.io_timeout, ""};
-  GatewayRequest(options_, client).Handle();
+  GatewayRequest(options_, *reads_, client).Handle();
   shutdown(fd, SHUT_WR);
 }
 

@@ -9,8 +9,11 @@
 //                                                     report-status of `ng` lines; allowed: the
 //                                                     request is streamed to the upstream with a
 //                                                     write credential minted for this push
-// — and refuses everything else with a reason (fetches go to the upstream directly, with the
-// run's read credential). No credential ever reaches the client: not in a header, a body or a
+//   POST /-/credential                                the run's git credential helper asking for a
+//                                                     read credential for one of the repositories
+//                                                     (minted once, revoked with the session)
+// — and refuses everything else with a reason (fetches go to the upstream directly, with that
+// read credential). No credential ever reaches the client: not in a header, a body or a
 // message; an upstream that refuses the gateway's credential is a 502, never a 401 that would
 // make git ask the sandbox for one.
 //
@@ -52,6 +55,8 @@ struct PushGatewayOptions {
   absl::Duration io_timeout = absl::Seconds(120);
 };
 
+class ReadCredentials;
+
 class PushGateway {
  public:
   static absl::StatusOr<std::unique_ptr<PushGateway>> Start(UniqueFd listener,
@@ -67,6 +72,7 @@ class PushGateway {
 
   const PushGatewayOptions options_;
   UniqueFd listener_;
+  std::unique_ptr<ReadCredentials> reads_;
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
   absl::Mutex mu_;

@@ -170,5 +170,41 @@ TEST_F(PushTest, PushSpecsAreCheckedAtLaunch) {
   EXPECT_FALSE(absl::StrContains(bad_url.error_message(), "pw@")) << "a credential echoed";
 }
 
+// The run's git credential helper (the shim, asking the gateway) gets a read credential for the
+// session's repository and nothing for another; that credential fetches and cannot push, and
+// Destroy revokes it.
+TEST_F(PushTest, TheCredentialHelperGetsAReadOnlyTokenForTheSessionsRepositoryOnly) {
+  ASSERT_TRUE(Launch("cred", {"allow push_to_remote"}).ok());
+  const std::string url = upstream_->Url("r.git");  // http://127.0.0.1:PORT/git/r.git
+  const std::string host = url.substr(7, url.find('/', 7) - 7);
+  auto fill = [&](const std::string& path) {
+    return StdoutOf(Sh("cred", absl::StrCat("printf 'protocol=http\\nhost=", host, "\\npath=", path,
+                                            "\\n\\n' | git credential fill 2>&1 "
+                                            "</dev/stdin; true")));
+  };
+  const std::string mine = fill("git/r.git");
+  ASSERT_TRUE(absl::StrContains(mine, "username=reader\n")) << mine;
+  const size_t at = mine.find("password=");
+  ASSERT_NE(at, std::string::npos) << mine;
+  const std::string token = mine.substr(at + 9, mine.find('\n', at) - at - 9);
+  EXPECT_FALSE(absl::StrContains(fill("git/other.git"), "password=")) << "another repository";
+  // On the host: the token reads and cannot write.
+  const std::string with_token = absl::StrCat("http://reader:", token, "@", url.substr(7));
+  EXPECT_EQ(RunProgram({"git", "ls-remote", with_token}).exit_code, 0);
+  EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "-C", work_, "push", with_token,
+                        "HEAD:refs/heads/direct"})
+                .exit_code,
+            0);
+  EXPECT_EQ(upstream_->Head("r.git", "refs/heads/direct"), "");
+  grpc::ClientContext ctx;
+  v1::SessionRequest request;
+  request.set_session_id("cred");
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub_->Destroy(&ctx, request, &handle).ok());
+  EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote", with_token}).exit_code,
+            0)
+      << "the read token outlived the session";
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing

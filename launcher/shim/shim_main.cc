@@ -3,6 +3,7 @@
 //   sandbox_shim [--bridge=127.0.0.1:PORT=/run/ccsandbox/http.sock ...]
 //                [--create-guard=FD [--free-create=DIR ...] [--writable=DIR ...]] -- CMD [ARGS...]
 //   sandbox_shim --init=FD [--bridge=...] [--create-guard=per-exec ...]
+//   sandbox_shim --git-credential=PORT get        (git's credential helper: git_credential.h)
 //
 // (shim_args.h owns the argument format.)
 //
@@ -32,6 +33,7 @@
 
 #include "asio.hpp"
 #include "launcher/create_guard/in_sandbox.h"
+#include "launcher/shim/git_credential.h"
 #include "launcher/shim/init.h"
 #include "launcher/shim/net_bridge.h"
 #include "launcher/shim/shim_args.h"
@@ -45,6 +47,10 @@ int Fail(const std::string& message) {
 }
 
 int Main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]).rfind(kGitCredentialFlag, 0) == 0) {
+    return RunGitCredentialHelper(std::string(argv[1]).substr(sizeof(kGitCredentialFlag) - 1),
+                                  argv[2]);
+  }
   absl::StatusOr<ShimCommandLine> line =
       ParseShimArgs(std::vector<std::string>(argv + 1, argv + argc));
   if (!line.ok()) return Fail(std::string(line.status().message()));

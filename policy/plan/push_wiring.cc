@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "policy/plan/egress_wiring.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -91,13 +92,23 @@ std::map<std::string, std::string> PushEnvironment(const std::vector<std::string
       rewrites.push_back({std::string(absl::StripSuffix(gateway, ".git")), trimmed});
     }
   }
-  std::map<std::string, std::string> env;
-  for (size_t i = 0; i < rewrites.size(); ++i) {
-    env[absl::StrCat("GIT_CONFIG_KEY_", i)] =
-        absl::StrCat("url.", rewrites[i].first, ".pushInsteadOf");
-    env[absl::StrCat("GIT_CONFIG_VALUE_", i)] = rewrites[i].second;
+  std::vector<std::pair<std::string, std::string>> config;
+  for (const auto& [gateway, prefix] : rewrites) {
+    config.push_back({absl::StrCat("url.", gateway, ".pushInsteadOf"), prefix});
   }
-  env["GIT_CONFIG_COUNT"] = absl::StrCat(rewrites.size());
+  // Fetches authenticate with a read credential the gateway hands the helper, per repository.
+  for (const std::string& url : repositories) {
+    if (!GatewayPathFor(url).ok()) continue;
+    config.push_back({absl::StrCat("credential.", url, ".helper"),
+                      absl::StrCat(kSandboxShimPath, " --git-credential=", kSandboxPushPort)});
+    config.push_back({absl::StrCat("credential.", url, ".useHttpPath"), "true"});
+  }
+  std::map<std::string, std::string> env;
+  for (size_t i = 0; i < config.size(); ++i) {
+    env[absl::StrCat("GIT_CONFIG_KEY_", i)] = config[i].first;
+    env[absl::StrCat("GIT_CONFIG_VALUE_", i)] = config[i].second;
+  }
+  env["GIT_CONFIG_COUNT"] = absl::StrCat(config.size());
   return env;
 }
 

@@ -4,7 +4,9 @@
 // GIT_CONFIG_* were scrubbed — rewrites push URLs to it with `url.<gateway>.pushInsteadOf`:
 // each of the session's repositories in its spellings, and every GitHub push
 // (`https://github.com/`, `git@github.com:`, `ssh://git@github.com/`), so a push to a repository
-// the session does not have reaches the gateway too and is refused there with a reason.
+// the session does not have reaches the gateway too and is refused there with a reason. Fetches
+// keep their URLs; for the session's repositories `credential.<url>.helper` is the shim's git
+// credential mode, which asks the gateway for a read credential.
 //
 // The configuration only routes: what enforces the rule is that the run holds no credential
 // that can push (docs/push-gateway.md).
