@@ -212,12 +212,6 @@ policy::ForbiddenDirs ForbiddenDirsFor(const std::string& launcher_address,
   return dirs;
 }
 
-std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
-  grpc::ServerBuilder builder;
-  builder.RegisterCallbackGenericService(&service);
-  return builder.BuildAndStart();
-}
-
 // The broker's gRPC servers: its services, and one that refuses callers inside a sandbox.
 class BrokerServers {
  public:

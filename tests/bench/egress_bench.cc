@@ -261,15 +261,11 @@ int Main(int argc, char** argv) {
       "[--idle-sessions=200] [--open-tunnels=500] [--diagnose=false]");
   ParseDashedCommandLine(argc, argv);
 
-  signal(SIGPIPE, SIG_IGN);
   rlimit files;  // 500 held tunnels take ~2,000 descriptors across the chain
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
   setrlimit(RLIMIT_NOFILE, &files);
-  struct sigaction stop = {};
-  stop.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &stop, nullptr);
-  sigaction(SIGTERM, &stop, nullptr);
+  StopOnSignals();
 
   const absl::Status status = RunBench();
   if (!status.ok()) {

@@ -216,11 +216,7 @@ int Main(int argc, char** argv) {
       "[--leak-execs=1000] [--warmup=5] [--diagnose=false] [--workdir=DIR]");
   ParseDashedCommandLine(argc, argv);
 
-  signal(SIGPIPE, SIG_IGN);
-  struct sigaction stop = {};
-  stop.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &stop, nullptr);
-  sigaction(SIGTERM, &stop, nullptr);
+  StopOnSignals();
 
   absl::Status status = RunBench();
   if (!status.ok()) {

@@ -41,35 +41,6 @@ UniqueFd ConnectUnix(const std::string& path) {
   return fd;
 }
 
-// Reads a CONNECT response head. The upstream sends nothing before the client does, so the
-// head arrives alone and can be read in bulk, as real clients do; true on 200.
-bool ReadConnectReply(int fd) {
-  char head[1024];
-  size_t got = 0;
-  while (got < sizeof(head)) {
-    const ssize_t n = read(fd, head + got, sizeof(head) - got);
-    if (n <= 0) return false;
-    got += static_cast<size_t>(n);
-    const std::string_view view(head, got);
-    if (view.find("\r\n\r\n") != std::string_view::npos) {
-      return view.rfind("HTTP/1.1 200", 0) == 0 && view.find("\r\n\r\n") + 4 == got;
-    }
-  }
-  return false;
-}
-
-bool Socks5Connect(int fd, const std::string& host, uint16_t port) {
-  std::string greeting("\x05\x01\x00", 3);
-  std::string request = {5, 1, 0, 3, static_cast<char>(host.size())};
-  request += host;
-  request.push_back(static_cast<char>(port >> 8));
-  request.push_back(static_cast<char>(port & 0xff));
-  // Pipelined as fast clients do: greeting and request in one write.
-  if (!SendAll(fd, greeting + request)) return false;
-  char reply[12];  // method selection + a reply with an IPv4 bound address
-  return ReadExactly(fd, reply, sizeof(reply)) && reply[1] == 0 && reply[3] == 0;
-}
-
 }  // namespace
 
 const char* ModeName(Mode mode) {
@@ -131,6 +102,38 @@ UniqueFd ListenUnix(const std::string& path) {
     return UniqueFd();
   }
   return fd;
+}
+
+bool ReadConnectReply(int fd) {
+  char head[1024];
+  size_t got = 0;
+  while (got < sizeof(head)) {
+    const ssize_t n = read(fd, head + got, sizeof(head) - got);
+    if (n <= 0) return false;
+    got += static_cast<size_t>(n);
+    const std::string_view view(head, got);
+    const size_t end = view.find("\r\n\r\n");
+    if (end != std::string_view::npos) {
+      return view.rfind("HTTP/1.1 200", 0) == 0 && end + 4 == got;
+    }
+  }
+  return false;
+}
+
+bool Socks5Connect(int fd, const std::string& host, uint16_t port) {
+  // Greeting (no auth) and request pipelined in one write, as fast clients do.
+  std::string out("\x05\x01\x00", 3);
+  out += std::string{5, 1, 0, 3, static_cast<char>(host.size())};
+  out += host;
+  out.push_back(static_cast<char>(port >> 8));
+  out.push_back(static_cast<char>(port & 0xff));
+  if (!SendAll(fd, out)) return false;
+  // Method selection, then the reply up to its bound address's type.
+  char reply[6];
+  if (!ReadExactly(fd, reply, sizeof(reply)) || reply[1] != 0 || reply[3] != 0) return false;
+  const size_t rest = reply[5] == 1 ? 4 + 2 : reply[5] == 4 ? 16 + 2 : 0;
+  char bound[16 + 2];
+  return rest != 0 && ReadExactly(fd, bound, rest);
 }
 
 bool SendAll(int fd, const void* data, size_t n) {

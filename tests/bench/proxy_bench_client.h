@@ -50,6 +50,15 @@ bool OneRoundTrip(Mode mode, const Target& t);
 // A listening Unix stream socket at `path`; invalid on failure.
 UniqueFd ListenUnix(const std::string& path);
 
+// The client's side of the handshakes, on a connected `fd` (also egress_bench_client's):
+// reads a CONNECT response head — the upstream sends nothing before the client does, so the
+// head arrives alone and is read in bulk, as real clients do — true on 200 and nothing after
+// the head.
+bool ReadConnectReply(int fd);
+// SOCKS5 without authentication, CONNECT to the domain name `host`, greeting and request
+// pipelined in one write; true when the proxy succeeded.
+bool Socks5Connect(int fd, const std::string& host, uint16_t port);
+
 bool SendAll(int fd, const void* data, size_t n);
 bool SendAll(int fd, const std::string& s);
 bool ReadExactly(int fd, char* out, size_t n);
