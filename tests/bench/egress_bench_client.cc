@@ -56,6 +56,7 @@
 #include "base/dashed_flags.h"
 #include "proxy/proxy_test_support.h"
 #include "tests/bench/bench_upstream.h"
+#include "tests/bench/proc_cpu.h"
 #include "tests/bench/proxy_bench_client.h"
 
 ABSL_FLAG(std::string, mode, "", "upstream, bulk, rate, ttfb or hold");
@@ -171,16 +172,7 @@ bool ParentIsBridge() {
 }
 
 double BridgeCpuSeconds() {
-  const std::string stat = ReadProcFile(absl::StrCat("/proc/", getppid(), "/stat"));
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return ccsandbox::bench::CpuSeconds(absl::StrCat("/proc/", getppid(), "/stat"));
 }
 
 long BridgeRssKiB() {
