@@ -3,6 +3,7 @@
 #ifndef CCSANDBOX_BASE_DASHED_FLAGS_H_
 #define CCSANDBOX_BASE_DASHED_FLAGS_H_
 
+#include <algorithm>
 #include <string>
 #include <vector>
 

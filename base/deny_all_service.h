@@ -4,7 +4,9 @@
 #ifndef CCSANDBOX_BASE_DENY_ALL_SERVICE_H_
 #define CCSANDBOX_BASE_DENY_ALL_SERVICE_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
@@ -28,6 +30,14 @@ class DenyAllService : public grpc::CallbackGenericService {
   }
   const std::string message_;
 };
+
+// A gRPC server without a port of its own that serves only `service`: the daemons hand it the
+// connections they refuse (grpc::AddInsecureChannelFromFd). nullptr when gRPC cannot build it.
+inline std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
+  grpc::ServerBuilder builder;
+  builder.RegisterCallbackGenericService(&service);
+  return builder.BuildAndStart();
+}
 
 }  // namespace ccsandbox
 

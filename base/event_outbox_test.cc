@@ -115,6 +115,7 @@ TEST(EventOutbox, AnIdleStreamIsNotAStalledOne) {
   FakeStream stream;
   stream.Open();
   EventOutbox outbox({}, WriteTo(stream));
+  // Not synchronisation: this idle time, longer than the stall limit below, is what is tested.
   absl::SleepFor(absl::Milliseconds(150));
   ASSERT_TRUE(outbox.Push(Exit(0)));
   EXPECT_EQ(outbox.Finish(absl::Milliseconds(100), nullptr), EventOutbox::kDrained);

@@ -40,8 +40,8 @@
 #include "proto/grpc_limits.h"
 #include "proxy/connection_budget.h"
 #include "proxy/event_loop.h"
+#include "proxy/hosts_file_resolver.h"
 #include "proxy/resolver.h"
-#include "proxy/static_resolver.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "", "address to serve on: unix:PATH (socket mode 0660)");
@@ -68,8 +68,9 @@ ABSL_FLAG(std::string, push_credentials, "",
           "host that reads PATH as its basic-auth file: reader:TOKEN fetches, writer:TOKEN "
           "pushes); empty: a Launch with push is refused");
 ABSL_FLAG(std::string, egress_hosts_file, "",
-          "TESTS ONLY: the egress proxies resolve names from this hosts(5)-style file instead "
-          "of DNS, and every other name fails");
+          "the egress proxies resolve names only from this hosts(5)-style file (ADDRESS NAME... "
+          "per line, at most 1 MiB) instead of DNS, and every other name fails: for air-gapped "
+          "hosts or fixed upstreams; a bad line stops the broker from starting");
 
 extern char** environ;
 
@@ -163,16 +164,19 @@ void ProbeAndLogBootLine(BrokerConfig& config) {
   spdlog::info("{}", config.status_line);
 }
 
-// One resolver for every session's proxies: DNS, or the --egress-hosts-file of a test.
+// One resolver for every session's proxies: DNS, or the operator's --egress-hosts-file.
 absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver() {
   const std::string hosts_file = absl::GetFlag(FLAGS_egress_hosts_file);
   if (hosts_file.empty()) return std::make_shared<proxy::SystemResolver>();
-  auto fixed = std::make_shared<proxy::StaticResolver>();
-  if (absl::Status loaded = fixed->AddHostsFile(hosts_file); !loaded.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--egress-hosts-file: ", loaded.message()));
+  absl::StatusOr<std::unique_ptr<proxy::HostsFileResolver>> fixed =
+      proxy::HostsFileResolver::Load(hosts_file);
+  if (!fixed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--egress-hosts-file: ", fixed.status().message()));
   }
-  spdlog::warn("egress names resolve from {} only (--egress-hosts-file is for tests)", hosts_file);
-  return fixed;
+  spdlog::info("egress names resolve from {} only ({} names), never from DNS", hosts_file,
+               (*fixed)->size());
+  return std::shared_ptr<proxy::Resolver>(*std::move(fixed));
 }
 
 // The credential broker of --push-credentials (null when none is configured).
@@ -237,12 +241,6 @@ policy::ForbiddenDirs ForbiddenDirsFor(const std::string& launcher_address,
     if (!dir.empty()) dirs.push_back({dir, what});
   }
   return dirs;
-}
-
-std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
-  grpc::ServerBuilder builder;
-  builder.RegisterCallbackGenericService(&service);
-  return builder.BuildAndStart();
 }
 
 // The broker's gRPC servers: its services, and one that refuses callers inside a sandbox.

@@ -12,21 +12,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/unique_fd.h"
 #include "gtest/gtest.h"
 #include "proxy/static_resolver.h"
 
 namespace ccsandbox::broker {
 namespace {
 
-int ConnectUnix(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A connection to the Unix socket `path`; invalid when nothing accepts there.
+UniqueFd ConnectUnix(const std::string& path) {
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return UniqueFd();
   return fd;
 }
 
@@ -122,11 +121,12 @@ TEST_F(SessionEgressTest, RefusalReachesTheSessionsSubscribersOnly) {
     absl::MutexLock lock(&mu);
     seen_b.push_back(e);
   });
-  const int fd = ConnectUnix(egress_->PlanFor("a")->http_socket());
-  ASSERT_GE(fd, 0);
-  const std::string response =
-      Exchange(fd, "CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n");
-  close(fd);
+  std::string response;
+  {  // the connection is closed before the refusal is awaited
+    const UniqueFd fd = ConnectUnix(egress_->PlanFor("a")->http_socket());
+    ASSERT_TRUE(fd.valid());
+    response = Exchange(fd.get(), "CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n");
+  }
   EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
   absl::MutexLock lock(&mu);
   EXPECT_TRUE(mu.AwaitWithTimeout(
@@ -147,24 +147,22 @@ TEST_F(SessionEgressTest, NetworkDisabledRefusesEvenBaselineHosts) {
   absl::StatusOr<EgressSummary> started = egress_->Start(spec);
   ASSERT_TRUE(started.ok());
   EXPECT_FALSE(started->network_enabled);
-  const int fd = ConnectUnix(started->plan.http_socket());
-  ASSERT_GE(fd, 0);
+  const UniqueFd fd = ConnectUnix(started->plan.http_socket());
+  ASSERT_TRUE(fd.valid());
   const std::string response =
-      Exchange(fd, "CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n");
-  close(fd);
+      Exchange(fd.get(), "CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n");
   EXPECT_EQ(response.rfind("HTTP/1.1 403", 0), 0u) << response;
 }
 
 TEST_F(SessionEgressTest, DestructionStopsEverySessionAndRemovesTheSockets) {
   ASSERT_TRUE(egress_->Start(Spec("x", {})).ok());
   const std::string socket = egress_->PlanFor("x")->http_socket();
-  const int fd = ConnectUnix(socket);
-  ASSERT_GE(fd, 0);
+  const UniqueFd fd = ConnectUnix(socket);
+  ASSERT_TRUE(fd.valid());
   egress_.reset();
   EXPECT_FALSE(Exists(socket));
   char c;
-  EXPECT_LE(read(fd, &c, 1), 0);  // the open connection was closed with the session
-  close(fd);
+  EXPECT_LE(read(fd.get(), &c, 1), 0);  // the open connection was closed with the session
 }
 
 }  // namespace

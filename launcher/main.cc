@@ -277,12 +277,6 @@ absl::Status GiveSocketToGroup(const std::string& socket_path, const std::string
   return absl::OkStatus();
 }
 
-std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
-  grpc::ServerBuilder builder;
-  builder.RegisterCallbackGenericService(&service);
-  return builder.BuildAndStart();
-}
-
 // The gRPC servers accepted connections are handed to: one per allowed uid, each with its
 // own LauncherService, and two that refuse every call and say why.
 class LauncherServers {

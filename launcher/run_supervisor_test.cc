@@ -16,6 +16,7 @@
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
 #include "launcher/sandbox_process.h"
+#include "launcher/sh_process_spec.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -85,14 +86,6 @@ class PacedSink : public EventSink {
   int ready_calls_ ABSL_GUARDED_BY(mu_) = 0;
   UniqueFd wake_;
 };
-
-ProcessSpec Sh(const std::string& script) {
-  ProcessSpec spec;
-  spec.executable = "/bin/sh";
-  spec.argv = {"sh", "-c", script};
-  spec.envp = {"PATH=/usr/bin:/bin"};
-  return spec;
-}
 
 RunOutcome SuperviseToEnd(const ProcessSpec& spec, const SuperviseOptions& options, EventSink& sink,
                           std::function<void(RunControl&)> during = nullptr) {

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "launcher/run_supervisor.h"
+#include "launcher/sh_process_spec.h"
 #include "tests/process_exit.h"
 
 namespace ccsandbox::launcher {
@@ -37,14 +38,6 @@ class RecordingSink : public EventSink {
     return out;
   }
 };
-
-ProcessSpec Sh(const std::string& script) {
-  ProcessSpec spec;
-  spec.executable = "/bin/sh";
-  spec.argv = {"sh", "-c", script};
-  spec.envp = {"PATH=/usr/bin:/bin"};
-  return spec;
-}
 
 struct Result {
   RunOutcome outcome;

@@ -98,30 +98,8 @@ absl::StatusOr<HttpAuthority> ParseAuthority(absl::string_view text, bool port_r
   return authority;
 }
 
-}  // namespace
-
-HeadScan ScanRequestHead(absl::string_view buffer, size_t scanned, size_t limit) {
-  HeadScan scan;
-  const size_t from = scanned > 3 ? scanned - 3 : 0;
-  const absl::string_view window = buffer.substr(0, std::min(buffer.size(), limit));
-  const size_t end = from < window.size() ? window.find("\r\n\r\n", from) : absl::string_view::npos;
-  if (end != absl::string_view::npos) {
-    scan.state = HeadScan::State::kComplete;
-    scan.head_size = end + 4;
-  } else if (buffer.size() >= limit) {
-    scan.state = HeadScan::State::kTooLarge;
-  }
-  return scan;
-}
-
-const HttpHeader* HttpRequestHead::Find(absl::string_view name) const {
-  for (const HttpHeader& header : headers) {
-    if (absl::EqualsIgnoreCase(header.name, name)) return &header;
-  }
-  return nullptr;
-}
-
-absl::StatusOr<HttpRequestHead> ParseRequestHead(absl::string_view head) {
+// The head's lines without their CRLFs: the request line first, then one per header field.
+absl::StatusOr<std::vector<absl::string_view>> SplitHeadLines(absl::string_view head) {
   if (head.size() > kMaxRequestHeadBytes) {
     return absl::ResourceExhaustedError("request head larger than 16 KiB");
   }
@@ -132,9 +110,23 @@ absl::StatusOr<HttpRequestHead> ParseRequestHead(absl::string_view head) {
       return Bad("bare CR or LF in the request head");
     }
   }
-  HttpRequestHead request;
-  // Request line: method SP target SP version.
-  std::vector<absl::string_view> parts = absl::StrSplit(lines[0], ' ');
+  return lines;
+}
+
+// "HTTP/1.1" -> 1, "HTTP/1.0" -> 0; UNIMPLEMENTED (505) for another well-formed HTTP version.
+absl::StatusOr<int> ParseHttpVersion(absl::string_view version) {
+  if (version == "HTTP/1.1") return 1;
+  if (version == "HTTP/1.0") return 0;
+  if (absl::StartsWith(version, "HTTP/") && version.size() == 8 &&
+      absl::ascii_isdigit(version[5]) && version[6] == '.' && absl::ascii_isdigit(version[7])) {
+    return absl::UnimplementedError("only HTTP/1.0 and HTTP/1.1 are supported");
+  }
+  return Bad("malformed HTTP version");
+}
+
+// The request line: method SP target SP version.
+absl::Status ParseRequestLine(absl::string_view line, HttpRequestHead& request) {
+  std::vector<absl::string_view> parts = absl::StrSplit(line, ' ');
   if (parts.size() != 3) return Bad("malformed request line");
   if (!IsToken(parts[0])) return Bad("malformed method");
   if (parts[1].empty()) return Bad("empty request target");
@@ -142,45 +134,37 @@ absl::StatusOr<HttpRequestHead> ParseRequestHead(absl::string_view head) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (u <= 0x20 || u >= 0x7f) return Bad("invalid byte in request target");
   }
-  if (parts[2] == "HTTP/1.1") {
-    request.minor_version = 1;
-  } else if (parts[2] == "HTTP/1.0") {
-    request.minor_version = 0;
-  } else if (absl::StartsWith(parts[2], "HTTP/") && parts[2].size() == 8 &&
-             absl::ascii_isdigit(parts[2][5]) && parts[2][6] == '.' &&
-             absl::ascii_isdigit(parts[2][7])) {
-    return absl::UnimplementedError("only HTTP/1.0 and HTTP/1.1 are supported");
-  } else {
-    return Bad("malformed HTTP version");
-  }
+  absl::StatusOr<int> minor_version = ParseHttpVersion(parts[2]);
+  if (!minor_version.ok()) return minor_version.status();
+  request.minor_version = *minor_version;
   request.method = std::string(parts[0]);
   request.target = std::string(parts[1]);
+  return absl::OkStatus();
+}
 
-  if (lines.size() - 1 > kMaxHeaderFields) {
-    return absl::ResourceExhaustedError("more than 100 header fields");
+// One header field line: "name: value", the value without surrounding spaces and tabs.
+absl::StatusOr<HttpHeader> ParseHeaderLine(absl::string_view line) {
+  if (line.empty()) return Bad("empty header line");
+  if (line.front() == ' ' || line.front() == '\t') return Bad("obsolete header line folding");
+  const size_t colon = line.find(':');
+  if (colon == absl::string_view::npos) return Bad("header line without ':'");
+  const absl::string_view name = line.substr(0, colon);
+  if (!IsToken(name)) return Bad("malformed header name (no space before ':')");
+  absl::string_view value = line.substr(colon + 1);
+  for (char c : value) {
+    if (!IsFieldValueChar(c)) return Bad("control byte in a header value");
   }
-  for (size_t i = 1; i < lines.size(); ++i) {
-    absl::string_view line = lines[i];
-    if (line.empty()) return Bad("empty header line");
-    if (line.front() == ' ' || line.front() == '\t') return Bad("obsolete header line folding");
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) return Bad("header line without ':'");
-    const absl::string_view name = line.substr(0, colon);
-    if (!IsToken(name)) return Bad("malformed header name (no space before ':')");
-    absl::string_view value = line.substr(colon + 1);
-    for (char c : value) {
-      if (!IsFieldValueChar(c)) return Bad("control byte in a header value");
-    }
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
-      value.remove_prefix(1);
-    }
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
-      value.remove_suffix(1);
-    }
-    request.headers.push_back({std::string(name), std::string(value)});
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+    value.remove_prefix(1);
   }
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) {
+    value.remove_suffix(1);
+  }
+  return HttpHeader{std::string(name), std::string(value)};
+}
 
-  // Framing: one unambiguous reading of where the body ends.
+// Framing: one unambiguous reading of where the body ends, and one Host.
+absl::Status CheckFraming(const HttpRequestHead& request) {
   const HttpHeader* content_length = nullptr;
   bool transfer_encoding = false;
   int hosts = 0;
@@ -212,6 +196,46 @@ absl::StatusOr<HttpRequestHead> ParseRequestHead(absl::string_view head) {
     return Bad("Transfer-Encoding on HTTP/1.0");
   }
   if (hosts > 1) return Bad("more than one Host header");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+HeadScan ScanRequestHead(absl::string_view buffer, size_t scanned, size_t limit) {
+  HeadScan scan;
+  const size_t from = scanned > 3 ? scanned - 3 : 0;
+  const absl::string_view window = buffer.substr(0, std::min(buffer.size(), limit));
+  const size_t end = from < window.size() ? window.find("\r\n\r\n", from) : absl::string_view::npos;
+  if (end != absl::string_view::npos) {
+    scan.state = HeadScan::State::kComplete;
+    scan.head_size = end + 4;
+  } else if (buffer.size() >= limit) {
+    scan.state = HeadScan::State::kTooLarge;
+  }
+  return scan;
+}
+
+const HttpHeader* HttpRequestHead::Find(absl::string_view name) const {
+  for (const HttpHeader& header : headers) {
+    if (absl::EqualsIgnoreCase(header.name, name)) return &header;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<HttpRequestHead> ParseRequestHead(absl::string_view head) {
+  absl::StatusOr<std::vector<absl::string_view>> lines = SplitHeadLines(head);
+  if (!lines.ok()) return lines.status();
+  HttpRequestHead request;
+  if (absl::Status line = ParseRequestLine((*lines)[0], request); !line.ok()) return line;
+  if (lines->size() - 1 > kMaxHeaderFields) {
+    return absl::ResourceExhaustedError("more than 100 header fields");
+  }
+  for (size_t i = 1; i < lines->size(); ++i) {
+    absl::StatusOr<HttpHeader> header = ParseHeaderLine((*lines)[i]);
+    if (!header.ok()) return header.status();
+    request.headers.push_back(*std::move(header));
+  }
+  if (absl::Status framing = CheckFraming(request); !framing.ok()) return framing;
   return request;
 }
 

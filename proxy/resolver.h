@@ -1,5 +1,6 @@
-// Name resolution for the egress proxies, behind a small interface so tests can answer names
-// like allowed.test with 127.0.0.1 (proxy/static_resolver.h) and never touch a real resolver.
+// Name resolution for the egress proxies, behind a small interface: DNS (SystemResolver), a
+// hosts file an operator gives the broker (proxy/hosts_file_resolver.h), or a table in unit
+// tests that answers names like allowed.test with 127.0.0.1 (proxy/static_resolver.h).
 //
 //   SystemResolver resolver;  // getaddrinfo on a small pool, never on the loop thread
 //   resolver.Resolve("api.github.com", loop.executor(),

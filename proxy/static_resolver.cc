@@ -1,13 +1,10 @@
 #include "proxy/static_resolver.h"
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "asio/post.hpp"
 #include "asio/steady_timer.hpp"
 
@@ -20,29 +17,6 @@ void StaticResolver::Add(const std::string& host, const std::vector<std::string>
   entry.delay = delay;
   absl::MutexLock lock(&mu_);
   entries_[host] = std::move(entry);
-}
-
-absl::Status StaticResolver::AddHostsFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read hosts file '", path, "'"));
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    line = line.substr(0, line.find('#'));
-    std::vector<std::string> words =
-        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-    if (words.empty()) continue;
-    std::error_code ec;
-    const asio::ip::address address = asio::ip::make_address(words[0], ec);
-    if (ec || words.size() < 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", number, ": expected 'ADDRESS NAME...', got '", line, "'"));
-    }
-    absl::MutexLock lock(&mu_);
-    for (size_t i = 1; i < words.size(); ++i) {
-      entries_[absl::AsciiStrToLower(words[i])].addresses.push_back(address);
-    }
-  }
-  return absl::OkStatus();
 }
 
 void StaticResolver::Resolve(const std::string& host, asio::any_io_executor executor,

@@ -242,5 +242,23 @@ TEST_F(EgressTest, AnOrderlyBrokerStopRemovesEverySocket) {
   EXPECT_NE(access((d_->dir() + "/broker.sock").c_str(), F_OK), 0);
 }
 
+TEST(EgressHostsFileTest, ABadHostsFileStopsTheBrokerFromStartingNamingEachBadLine) {
+  char dir[] = "/tmp/egress-hosts-bad.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string hosts = std::string(dir) + "/hosts";
+  WriteFile(hosts, "127.0.0.1 allowed.test\nallowed.test 127.0.0.1\n10.0.0.1\n");
+  const ProgramResult broker = RunProgram(
+      {Runfile("broker/sandbox_brokerd"), absl::StrCat("--listen=unix:", dir, "/broker.sock"),
+       absl::StrCat("--launcher=unix:", dir, "/no-launcher.sock"), "--egress-hosts-file=" + hosts});
+  RunProgram({"rm", "-rf", dir});
+  EXPECT_EQ(broker.exit_code, 2) << broker.out << broker.err;
+  EXPECT_TRUE(
+      absl::StrContains(broker.out + broker.err,
+                        absl::StrCat("--egress-hosts-file: ", hosts,
+                                     ":2: 'allowed.test' is not an IPv4 or IPv6 address; ", hosts,
+                                     ":3: expected 'ADDRESS NAME [NAME...]', got no name")))
+      << broker.out << broker.err;
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing

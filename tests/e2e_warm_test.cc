@@ -213,9 +213,11 @@ TEST_F(WarmSessionTest, TheSessionIsActiveWhileAnExecRunsAndWarmAfter) {
 TEST_F(WarmSessionTest, NoProcessOfAnExecSurvivesIntoTheNext) {
   ASSERT_TRUE(Launch("l").ok());
   const std::string marker = "sleep 1000.713";
-  // Double-forked, out of the session and process group, deaf to TERM and HUP.
+  // Double-forked, out of the session and process group, deaf to TERM and HUP, holding the
+  // Exec's stdout; the command ends once the leftover says (on a pipe) that its trap is set.
   std::vector<v1::SandboxEvent> events =
-      Exec("l", "setsid sh -c 'trap \"\" TERM HUP; exec " + marker + "' & sleep 0.3; echo left");
+      Exec("l", "exec 4>&1; { setsid sh -c 'trap \"\" TERM HUP; echo trapped >&3; exec " + marker +
+                    "' 3>&1 >&4 & } | { read ready; echo left; }");
   EXPECT_EQ(StdoutOf(events), "left\n");
   ASSERT_NE(Last(events), nullptr);
   EXPECT_TRUE(Last(events)->has_exit());

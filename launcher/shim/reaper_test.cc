@@ -108,9 +108,11 @@ TEST(ReaperTest, TheCommandsCodeComesBackAndItsOutputReachesItsPipe) {
 
 TEST(ReaperTest, ADoubleForkedSetsidDaemonEndsWithTheCommand) {
   // The daemon ignores TERM and HUP, leaves the session and the process group, and reports
-  // its pid; the command then exits at once.
+  // its pid once its trap is set (on a pipe the command reads, its stdout still the command's);
+  // the command then passes the pid on and exits at once.
   Started s = StartReaper(
-      "setsid sh -c 'trap \"\" TERM HUP; echo $$; exec sleep 1000' >&1 & sleep 0.2; exit 3");
+      "exec 4>&1; { setsid sh -c 'trap \"\" TERM HUP; echo $$ >&3; exec sleep 1000' 3>&1 >&4 & } "
+      "| { read pid; echo $pid; }; exit 3");
   std::string line;
   char c;
   while (read(s.out, &c, 1) == 1 && c != '\n') line += c;

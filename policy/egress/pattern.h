@@ -22,10 +22,12 @@
 #ifndef CCSANDBOX_POLICY_EGRESS_PATTERN_H_
 #define CCSANDBOX_POLICY_EGRESS_PATTERN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "policy/egress/address.h"
@@ -60,6 +62,10 @@ class EgressPattern {
 
  private:
   EgressPattern() = default;
+  // Parse's host step: a name or an IP literal (port_ already set), or a name with `stars`
+  // '*' labels.
+  absl::Status SetFixedHost(absl::string_view host_part);
+  absl::Status SetWildcardHost(absl::string_view host_part, size_t stars);
 
   Kind kind_ = Kind::kExactName;
   std::string prefix_;  // kOneLabel: "bedrock."; kExactName: the whole name

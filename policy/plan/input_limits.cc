@@ -1,6 +1,8 @@
 #include "policy/plan/input_limits.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -99,19 +101,87 @@ absl::Status CheckPath(absl::string_view field, absl::string_view path,
   return absl::OkStatus();
 }
 
-absl::Status CheckPathList(absl::string_view field, const RepeatedPtrField<std::string>& paths,
-                           int limit, absl::string_view why) {
-  if (paths.size() > limit) return TooMany(field, paths.size(), limit, why);
-  for (int i = 0; i < paths.size(); ++i) {
-    if (absl::Status s = CheckPath(absl::StrCat(field, "[", i, "]"), paths[i]); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckBounded(absl::string_view field, absl::string_view text, size_t limit,
                           absl::string_view why) {
   if (text.size() > limit) return TooLong(field, text.size(), limit, why);
   return CheckText(field, text, "nothing after it would be seen");
+}
+
+// One repeated string field and its limits: how many entries, and what each may be.
+struct ListLimit {
+  absl::string_view field;
+  const RepeatedPtrField<std::string>* entries;
+  int max_entries;
+  absl::string_view count_why;
+  // 0: each entry is a path (CheckPath: PATH_MAX, NAME_MAX, NUL, UTF-8); else text of at most
+  // this many bytes (CheckBounded).
+  size_t max_entry_bytes = 0;
+  absl::string_view entry_why = "";
+};
+
+absl::Status CheckList(const ListLimit& list) {
+  if (list.entries->size() > list.max_entries) {
+    return TooMany(list.field, list.entries->size(), list.max_entries, list.count_why);
+  }
+  for (int i = 0; i < list.entries->size(); ++i) {
+    const std::string field = absl::StrCat(list.field, "[", i, "]");
+    const std::string& entry = (*list.entries)[i];
+    absl::Status s = list.max_entry_bytes == 0
+                         ? CheckPath(field, entry)
+                         : CheckBounded(field, entry, list.max_entry_bytes, list.entry_why);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// The lists in order; the first problem.
+absl::Status CheckLists(std::initializer_list<ListLimit> lists) {
+  for (const ListLimit& list : lists) {
+    if (absl::Status s = CheckList(list); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Single text fields with their byte limits, in order; the first problem.
+struct TextLimit {
+  absl::string_view field;
+  absl::string_view text;
+  size_t max_bytes;
+  absl::string_view why;
+};
+
+absl::Status CheckTexts(std::initializer_list<TextLimit> texts) {
+  for (const TextLimit& text : texts) {
+    if (absl::Status s = CheckBounded(text.field, text.text, text.max_bytes, text.why); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Single paths, in order; the first problem.
+absl::Status CheckPaths(
+    std::initializer_list<std::pair<absl::string_view, absl::string_view>> paths) {
+  for (const auto& [field, path] : paths) {
+    if (absl::Status s = CheckPath(field, path); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Bind mounts (SandboxBindMount or PlanMount): how many, and both paths of each.
+template <typename Mount>
+absl::Status CheckMounts(absl::string_view field, const RepeatedPtrField<Mount>& mounts, int limit,
+                         absl::string_view why) {
+  if (mounts.size() > limit) return TooMany(field, mounts.size(), limit, why);
+  for (int i = 0; i < mounts.size(); ++i) {
+    const std::string prefix = absl::StrCat(field, "[", i, "]");
+    if (absl::Status s = CheckPaths({{prefix + ".hostPath", mounts[i].host_path()},
+                                     {prefix + ".guestPath", mounts[i].guest_path()}});
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // argv and env as the command will get them from execve.
@@ -216,81 +286,35 @@ absl::Status CheckSpecLimits(const v1::SandboxSpec& spec) {
       !s.ok()) {
     return s;
   }
-  if (spec.bind_mounts_size() > kMaxBindMounts) {
-    return TooMany("bindMounts", spec.bind_mounts_size(), kMaxBindMounts,
-                   "each costs bwrap 3 or 4 of its 9000 arguments; bind a common parent");
-  }
-  for (int i = 0; i < spec.bind_mounts_size(); ++i) {
-    const std::string field = absl::StrCat("bindMounts[", i, "]");
-    if (absl::Status s = CheckPath(field + ".hostPath", spec.bind_mounts(i).host_path()); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckPath(field + ".guestPath", spec.bind_mounts(i).guest_path());
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s =
+          CheckMounts("bindMounts", spec.bind_mounts(), kMaxBindMounts,
+                      "each costs bwrap 3 or 4 of its 9000 arguments; bind a common parent");
+      !s.ok()) {
+    return s;
   }
   if (spec.has_guest_workdir()) {
     if (absl::Status s = CheckPath("guestWorkdir", spec.guest_workdir()); !s.ok()) return s;
   }
-  if (absl::Status s = CheckPathList("protectedPaths", spec.protected_paths(), kMaxProtectedPaths,
-                                     "each becomes deny paths in two spellings for bwrap");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckPathList("runnerStateDirs", spec.runner_state_dirs(),
-                                     kMaxRunnerStateDirs, "each is one more bwrap mount");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckPathList("execGrantRoots", spec.exec_grant_roots(), kMaxExecGrantRoots,
-                                     "operator-approved roots are few");
-      !s.ok()) {
-    return s;
-  }
-  if (spec.egress_allowlist_size() > kMaxEgressAllowlistEntries) {
-    return TooMany("egressAllowlist", spec.egress_allowlist_size(), kMaxEgressAllowlistEntries,
-                   "use a wildcard such as *.example.com");
-  }
-  for (int i = 0; i < spec.egress_allowlist_size(); ++i) {
-    if (absl::Status s =
-            CheckBounded(absl::StrCat("egressAllowlist[", i, "]"), spec.egress_allowlist(i),
-                         kMaxEgressEntryBytes, "a host name is at most 253 bytes, plus a port");
-        !s.ok()) {
-      return s;
-    }
-  }
-  const RepeatedPtrField<std::string>& patterns = spec.write_deny_patterns().patterns();
-  if (patterns.size() > kMaxWriteDenyPatterns) {
-    return TooMany("writeDenyPatterns.patterns", patterns.size(), kMaxWriteDenyPatterns,
-                   "every creation in a writable mount is matched against each");
-  }
-  for (int i = 0; i < patterns.size(); ++i) {
-    if (absl::Status s =
-            CheckBounded(absl::StrCat("writeDenyPatterns.patterns[", i, "]"), patterns[i],
-                         kMaxPathComponentBytes, "a pattern matches one file name (NAME_MAX)");
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (spec.deny_write_names_size() > kMaxDenyWriteNames) {
-    return TooMany("denyWriteNames", spec.deny_write_names_size(), kMaxDenyWriteNames,
-                   "every creation in a writable mount is matched against each");
-  }
-  for (int i = 0; i < spec.deny_write_names_size(); ++i) {
-    if (absl::Status s =
-            CheckBounded(absl::StrCat("denyWriteNames[", i, "]"), spec.deny_write_names(i),
-                         kMaxPathBytes, "a rule is a relative path (PATH_MAX)");
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (absl::Status s = CheckPathList("connectableSockets", spec.connectable_sockets(),
-                                     kMaxConnectableSockets, "each stays one more visible file");
-      !s.ok()) {
-    return s;
-  }
-  return absl::OkStatus();
+  constexpr absl::string_view kMatchedOnEveryCreation =
+      "every creation in a writable mount is matched against each";
+  return CheckLists({
+      {"protectedPaths", &spec.protected_paths(), kMaxProtectedPaths,
+       "each becomes deny paths in two spellings for bwrap"},
+      {"runnerStateDirs", &spec.runner_state_dirs(), kMaxRunnerStateDirs,
+       "each is one more bwrap mount"},
+      {"execGrantRoots", &spec.exec_grant_roots(), kMaxExecGrantRoots,
+       "operator-approved roots are few"},
+      {"egressAllowlist", &spec.egress_allowlist(), kMaxEgressAllowlistEntries,
+       "use a wildcard such as *.example.com", kMaxEgressEntryBytes,
+       "a host name is at most 253 bytes, plus a port"},
+      {"writeDenyPatterns.patterns", &spec.write_deny_patterns().patterns(), kMaxWriteDenyPatterns,
+       kMatchedOnEveryCreation, kMaxPathComponentBytes,
+       "a pattern matches one file name (NAME_MAX)"},
+      {"denyWriteNames", &spec.deny_write_names(), kMaxDenyWriteNames, kMatchedOnEveryCreation,
+       kMaxPathBytes, "a rule is a relative path (PATH_MAX)"},
+      {"connectableSockets", &spec.connectable_sockets(), kMaxConnectableSockets,
+       "each stays one more visible file"},
+  });
 }
 
 absl::Status CheckExecLimits(const v1::ExecRequest& request) {
@@ -305,82 +329,46 @@ absl::Status CheckExecLimits(const v1::ExecRequest& request) {
 }
 
 absl::Status CheckPlanLimits(const v1::LaunchPlan& plan) {
-  if (absl::Status s = CheckBounded("runId", plan.run_id(), 2 * kMaxIdBytes, "ids are short");
+  if (absl::Status s = CheckTexts({{"runId", plan.run_id(), 2 * kMaxIdBytes, "ids are short"},
+                                   {"sessionId", plan.session_id(), kMaxIdBytes, "ids are short"}});
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckBounded("sessionId", plan.session_id(), kMaxIdBytes, "ids are short");
+  if (absl::Status s = CheckMounts("mounts", plan.mounts(), kMaxBindMounts + kMaxRunnerStateDirs,
+                                   "bindMounts plus runnerStateDirs");
       !s.ok()) {
     return s;
   }
-  constexpr int kMaxMounts = kMaxBindMounts + kMaxRunnerStateDirs;
-  constexpr int kMaxForbiddenDirs = 64;
-  if (plan.mounts_size() > kMaxMounts) {
-    return TooMany("mounts", plan.mounts_size(), kMaxMounts, "bindMounts plus runnerStateDirs");
+  for (const auto& [field, paths] : {std::pair{"denyReadPaths", &plan.deny_read_paths()},
+                                     std::pair{"denyWritePaths", &plan.deny_write_paths()}}) {
+    if (absl::Status s = CheckHostPaths(field, {paths->begin(), paths->end()}); !s.ok()) return s;
   }
-  for (int i = 0; i < plan.mounts_size(); ++i) {
-    const std::string field = absl::StrCat("mounts[", i, "]");
-    if (absl::Status s = CheckPath(field + ".hostPath", plan.mounts(i).host_path()); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckPath(field + ".guestPath", plan.mounts(i).guest_path()); !s.ok()) {
-      return s;
-    }
-  }
-  const std::vector<std::string> deny_read(plan.deny_read_paths().begin(),
-                                           plan.deny_read_paths().end());
-  if (absl::Status s = CheckHostPaths("denyReadPaths", deny_read); !s.ok()) return s;
-  const std::vector<std::string> deny_write(plan.deny_write_paths().begin(),
-                                            plan.deny_write_paths().end());
-  if (absl::Status s = CheckHostPaths("denyWritePaths", deny_write); !s.ok()) return s;
   if (absl::Status s = CheckCommandLine(plan.argv(), plan.env()); !s.ok()) return s;
   if (absl::Status s = CheckPath("workdir", plan.workdir()); !s.ok()) return s;
-  if (absl::Status s = CheckPathList("forbiddenDirs", plan.forbidden_dirs(), kMaxForbiddenDirs,
-                                     "the daemons' own directories are few");
+  constexpr int kMaxForbiddenDirs = 64;
+  if (absl::Status s = CheckList({"forbiddenDirs", &plan.forbidden_dirs(), kMaxForbiddenDirs,
+                                  "the daemons' own directories are few"});
       !s.ok()) {
     return s;
   }
   if (plan.has_egress()) {
-    if (absl::Status s = CheckPath("egress.httpSocket", plan.egress().http_socket()); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckPath("egress.socksSocket", plan.egress().socks_socket()); !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckPath("egress.pushSocket", plan.egress().push_socket()); !s.ok()) {
-      return s;
-    }
-  }
-  // The spec's own patterns plus the standard set.
-  constexpr int kMaxPatterns = 2 * kMaxWriteDenyPatterns;
-  const RepeatedPtrField<std::string>& patterns = plan.create_guard().deny_patterns();
-  if (patterns.size() > kMaxPatterns) {
-    return TooMany("createGuard.denyPatterns", patterns.size(), kMaxPatterns,
-                   "writeDenyPatterns plus the standard set");
-  }
-  for (int i = 0; i < patterns.size(); ++i) {
-    if (absl::Status s =
-            CheckBounded(absl::StrCat("createGuard.denyPatterns[", i, "]"), patterns[i],
-                         kMaxPathComponentBytes, "a pattern matches one file name (NAME_MAX)");
+    if (absl::Status s = CheckPaths({{"egress.httpSocket", plan.egress().http_socket()},
+                                     {"egress.socksSocket", plan.egress().socks_socket()},
+                                     {"egress.pushSocket", plan.egress().push_socket()}});
         !s.ok()) {
       return s;
     }
   }
-  const RepeatedPtrField<std::string>& rules = plan.create_guard().trusted_names();
-  if (rules.size() > kMaxDenyWriteNames) {
-    return TooMany("createGuard.trustedNames", rules.size(), kMaxDenyWriteNames,
-                   "the spec's denyWriteNames");
-  }
-  for (int i = 0; i < rules.size(); ++i) {
-    if (absl::Status s = CheckBounded(absl::StrCat("createGuard.trustedNames[", i, "]"), rules[i],
-                                      kMaxPathBytes, "a rule is a relative path");
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (absl::Status s =
-          CheckPathList("createGuard.protectedPaths", plan.create_guard().protected_paths(),
-                        kMaxProtectedPaths + 64, "the spec's protectedPaths and a few per home");
+  if (absl::Status s = CheckLists({
+          // The spec's own patterns plus the standard set.
+          {"createGuard.denyPatterns", &plan.create_guard().deny_patterns(),
+           2 * kMaxWriteDenyPatterns, "writeDenyPatterns plus the standard set",
+           kMaxPathComponentBytes, "a pattern matches one file name (NAME_MAX)"},
+          {"createGuard.trustedNames", &plan.create_guard().trusted_names(), kMaxDenyWriteNames,
+           "the spec's denyWriteNames", kMaxPathBytes, "a rule is a relative path"},
+          {"createGuard.protectedPaths", &plan.create_guard().protected_paths(),
+           kMaxProtectedPaths + 64, "the spec's protectedPaths and a few per home"},
+      });
       !s.ok()) {
     return s;
   }

@@ -35,7 +35,13 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
 
 std::atomic<bool> g_stop{false};
 
-void OnStopSignal(int) { g_stop = true; }
+void StopOnSignals() {
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction stop = {};
+  stop.sa_handler = [](int) { g_stop = true; };
+  sigaction(SIGINT, &stop, nullptr);
+  sigaction(SIGTERM, &stop, nullptr);
+}
 
 double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -17,9 +17,11 @@ namespace ccsandbox::bench {
 
 using Clock = std::chrono::steady_clock;
 
-// Set by OnStopSignal (install it for SIGINT/SIGTERM): long loops and waits give up.
+// Set on SIGINT or SIGTERM once StopOnSignals has run: long loops and waits give up.
 extern std::atomic<bool> g_stop;
-void OnStopSignal(int);
+// Installs the handler that sets g_stop for SIGINT and SIGTERM, and ignores SIGPIPE (a peer
+// that went away is an error value, not the end of the bench).
+void StopOnSignals();
 
 double MsSince(Clock::time_point start);
 

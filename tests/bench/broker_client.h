@@ -1,4 +1,4 @@
-// exec_bench's calls to the broker (SandboxBroker over gRPC): Probe for native dispatch, Launch,
+// The benchmarks' calls to the broker (SandboxBroker over gRPC): Probe for native dispatch, Launch,
 // timed Exec, Destroy, ListSessions. Each call has a deadline; a failed call is an error value
 // naming the RPC.
 #ifndef CCSANDBOX_TESTS_BENCH_BROKER_CLIENT_H_

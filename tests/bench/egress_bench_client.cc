@@ -56,6 +56,8 @@
 #include "base/dashed_flags.h"
 #include "proxy/proxy_test_support.h"
 #include "tests/bench/bench_upstream.h"
+#include "tests/bench/proc_cpu.h"
+#include "tests/bench/proxy_bench_client.h"
 
 ABSL_FLAG(std::string, mode, "", "upstream, bulk, rate, ttfb or hold");
 ABSL_FLAG(std::string, via, "connect", "direct, connect or socks");
@@ -73,6 +75,8 @@ ABSL_FLAG(std::string, signal_dir, "", "hold: where the files `open` and `close`
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using ccsandbox::bench::ReadConnectReply;
+using ccsandbox::bench::Socks5Connect;
 using ccsandbox::proxy::testing::ConnectTo;
 using ccsandbox::proxy::testing::Fd;
 using ccsandbox::proxy::testing::ReadExactly;
@@ -123,39 +127,6 @@ Fd ConnectProxy(const std::string& proxy) {
   return ConnectTo(static_cast<uint16_t>(port));  // 127.0.0.1
 }
 
-// Reads a CONNECT response head. The upstream sends nothing before the client
-// does, so the head arrives alone and is read in bulk, as real clients do; true
-// on 200.
-bool ReadConnectReply(int fd) {
-  char head[1024];
-  size_t got = 0;
-  while (got < sizeof(head)) {
-    const ssize_t n = read(fd, head + got, sizeof(head) - got);
-    if (n <= 0) return false;
-    got += static_cast<size_t>(n);
-    const std::string_view view(head, got);
-    const size_t end = view.find("\r\n\r\n");
-    if (end != std::string_view::npos) {
-      return view.rfind("HTTP/1.1 200", 0) == 0 && end + 4 == got;
-    }
-  }
-  return false;
-}
-
-bool Socks5Connect(int fd, const std::string& host, uint16_t port) {
-  // Greeting (no auth) and request pipelined in one write, as fast clients do.
-  std::string out("\x05\x01\x00", 3);
-  out += std::string{5, 1, 0, 3, static_cast<char>(host.size())};
-  out += host;
-  out.push_back(static_cast<char>(port >> 8));
-  out.push_back(static_cast<char>(port & 0xff));
-  if (!SendAll(fd, out)) return false;
-  const std::string reply = ReadExactly(fd, 2 + 4);
-  if (reply.size() != 6 || reply[1] != 0 || reply[3] != 0) return false;
-  const size_t rest = reply[5] == 1 ? 4 + 2 : reply[5] == 4 ? 16 + 2 : 0;
-  return rest != 0 && ReadExactly(fd, rest).size() == rest;
-}
-
 // A connection to the upstream the way `e.via` makes one; invalid on any
 // failure.
 Fd Open(const Endpoints& e) {
@@ -201,16 +172,7 @@ bool ParentIsBridge() {
 }
 
 double BridgeCpuSeconds() {
-  const std::string stat = ReadProcFile(absl::StrCat("/proc/", getppid(), "/stat"));
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return ccsandbox::bench::CpuSeconds(absl::StrCat("/proc/", getppid(), "/stat"));
 }
 
 long BridgeRssKiB() {

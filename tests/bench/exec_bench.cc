@@ -36,6 +36,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/dashed_flags.h"
+#include "broker/cli_spec.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/bench/bench_process.h"
@@ -92,13 +93,9 @@ absl::StatusOr<std::string> SelectedFigures(const std::string& flag) {
   return std::string(selected.begin(), selected.end());
 }
 
+// sandboxctl's default spec (the work tree bound read-write), as `sandboxctl run` sends it.
 v1::SandboxSpec BenchSpec(const std::string& workdir, const std::string& session_id) {
-  v1::SandboxSpec spec;
-  spec.set_session_id(session_id);
-  v1::SandboxBindMount* bind = spec.add_bind_mounts();
-  bind->set_host_path(workdir);
-  bind->set_guest_path(workdir);
-  spec.set_guest_workdir(workdir);
+  v1::SandboxSpec spec = broker::DefaultSpec(workdir, session_id);
   // The product default enforces the filename-pattern denies on the writable bind at creation
   // time (shim + supervisor per run); --nofilename_denies measures the same without them
   // (`sandboxctl run --no-filename-denies`).
@@ -261,16 +258,9 @@ int Main(int argc, char** argv) {
       "exec_bench --launcherd=PATH --brokerd=PATH --sandboxctl=PATH [--figures=ABCDEFGH] "
       "[--warm-runs=200] [--cli-runs=100] [--launch-runs=100] [--idle-sessions=100] "
       "[--leak-execs=1000] [--warmup=5] [--diagnose=false] [--workdir=DIR]");
-  std::vector<std::string> args = UnderscoreFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
-  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  ParseDashedCommandLine(argc, argv);
 
-  signal(SIGPIPE, SIG_IGN);
-  struct sigaction stop = {};
-  stop.sa_handler = OnStopSignal;
-  sigaction(SIGINT, &stop, nullptr);
-  sigaction(SIGTERM, &stop, nullptr);
+  StopOnSignals();
 
   absl::Status status = RunBench();
   if (!status.ok()) {
