@@ -306,7 +306,8 @@ TEST_F(ClientTest, AStalledClientThatReadsAgainGetsTheRestAndTheLastEvent) {
   const std::string out = client->Finish(60);
   EXPECT_TRUE(absl::StrContains(out, "\"status\": \"OK\"")) << out;
   EXPECT_TRUE(absl::StrContains(out, "\"last\": \"killed\"")) << out;
-  EXPECT_TRUE(absl::StrContains(out, "\"killedReason\": \"timeout after 2000 ms\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"killedReason\": \"timeout\"")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "\"killedDetail\": \"timeout after 2000 ms\"")) << out;
   EXPECT_FALSE(absl::StrContains(out, "\"stdoutBytes\": 0")) << out;
   EXPECT_TRUE(absl::StrContains(out, "\"starting\": 1")) << out;
 }

@@ -45,6 +45,7 @@ def main():
                 stdout_bytes += len(event.stdout)
             elif kind == "killed":
                 summary["killedReason"] = event.killed.reason
+                summary["killedDetail"] = event.killed.detail
             elif kind == "exit":
                 summary["exitCode"] = event.exit.exit_code
         summary["status"] = "OK"
