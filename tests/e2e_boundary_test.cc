@@ -72,11 +72,8 @@ class BoundaryTest : public ::testing::TestWithParam<bool> {
     auto daemons = Daemons::Start({.unprivileged_broker = Unprivileged()});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
-    work_ = d_->MakeWorkdir();
+    work_ = d_->MakeWorkdir();  // the caller's
     ASSERT_FALSE(work_.empty());
-    if (Unprivileged()) {
-      ASSERT_EQ(chown(work_.c_str(), d_->broker_uid(), static_cast<gid_t>(-1)), 0);
-    }
   }
 
   // The uid files made by the sandbox are owned by on the host: the caller's (a root
@@ -100,12 +97,7 @@ class BoundaryTest : public ::testing::TestWithParam<bool> {
                         extra, "}");
   }
 
-  // Chown what the test made on the host to the caller, so an unprivileged caller owns it.
-  void GiveToCaller(const std::string& path) {
-    if (Unprivileged()) {
-      RunProgram({"chown", "-R", absl::StrCat(d_->broker_uid()), path});
-    }
-  }
+  void GiveToCaller(const std::string& path) { d_->GiveToCaller(path); }
 
   std::unique_ptr<Daemons> d_;
   std::string work_;
@@ -565,7 +557,9 @@ TEST(Submounts, AMountInsideABoundTreeIsNotCarriedIn) {
 
 // A sandbox that fails to start says so, with bwrap's own words (at Launch: the session's
 // sandbox starts there), and is not reported as the create guard's death.
-TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
+class SandboxStart : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SandboxStart, ABwrapFailureIsReportedAsSuch) {
   char tmpl[] = "/var/tmp/ccs-fakebwrap.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string fake = std::string(tmpl) + "/bwrap";
@@ -574,7 +568,8 @@ TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
             "permitted' >&2\nexit 1\n");
   chmod(fake.c_str(), 0755);
   chmod(tmpl, 0755);
-  auto d = Daemons::Start({.launcher_flags = {"--bwrap=" + fake}});
+  auto d =
+      Daemons::Start({.launcher_flags = {"--bwrap=" + fake}, .unprivileged_broker = GetParam()});
   ASSERT_TRUE(d.ok()) << d.status();
   const std::string work = (*d)->MakeWorkdir();
   ProgramResult r = (*d)->Sandboxctl({"run", "--json", "--", "touch", "ran"}, work);
@@ -586,10 +581,8 @@ TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
   RunProgram({"rm", "-rf", tmpl});
 }
 
-INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "UnprivilegedBroker" : "RootBroker";
-                         });
+INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(), BrokerIdentityName);
+INSTANTIATE_TEST_SUITE_P(Brokers, SandboxStart, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

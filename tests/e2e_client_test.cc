@@ -225,9 +225,17 @@ class ClientTest : public ::testing::Test {
   pid_t broker_pid_ = -1;
 };
 
+// The cases that end runs whatever the client does run with the broker as root and as an
+// unprivileged user (whose runs the launcher ends as another uid's). The others pin stall limits
+// and stream resumption, which do not depend on the broker's identity: root broker only.
+class ClientTestByBroker : public ClientTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void StartDaemons() { ClientTest::StartDaemons({.unprivileged_broker = GetParam()}); }
+};
+
 constexpr long kMaxGrowthKb = 64 * 1024;
 
-TEST_F(ClientTest, AStalledClientsTimeoutEndsTheRunAndNeitherDaemonBuffersItsOutput) {
+TEST_P(ClientTestByBroker, AStalledClientsTimeoutEndsTheRunAndNeitherDaemonBuffersItsOutput) {
   StartDaemons();
   ASSERT_TRUE(Launch("timeout").ok());
   const long broker_before = BrokerKb("VmHWM");
@@ -250,7 +258,7 @@ TEST_F(ClientTest, AStalledClientsTimeoutEndsTheRunAndNeitherDaemonBuffersItsOut
   client->Tell("cancel");
 }
 
-TEST_F(ClientTest, KillEndsTheRunOfAStalledClient) {
+TEST_P(ClientTestByBroker, KillEndsTheRunOfAStalledClient) {
   StartDaemons();
   ASSERT_TRUE(Launch("kill").ok());
   const std::string marker = Marker("kill");
@@ -272,7 +280,7 @@ TEST_F(ClientTest, KillEndsTheRunOfAStalledClient) {
   client->Tell("cancel");
 }
 
-TEST_F(ClientTest, DestroyEndsTheRunOfAStalledClientAndTheSession) {
+TEST_P(ClientTestByBroker, DestroyEndsTheRunOfAStalledClientAndTheSession) {
   StartDaemons();
   ASSERT_TRUE(Launch("destroy").ok());
   const std::string marker = Marker("destroy");
@@ -374,7 +382,7 @@ double SecondsBetween(const std::string& log, const std::string& from, const std
          stamp(a_line == std::string::npos ? 0 : a_line + 1);
 }
 
-TEST_F(ClientTest, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
+TEST_P(ClientTestByBroker, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
   // Measured from each daemon's own log ("signal 15" to "stopped"): after that, gRPC's own
   // library shutdown can take seconds more at exit, with or without a stalled client.
   StartDaemons();
@@ -598,8 +606,12 @@ class ConnectionCapTest : public ClientTest {
   std::string web_host_;
 };
 
-TEST_F(ConnectionCapTest, ASessionAtItsCapIsRefusedButDoesNotStopOthers) {
-  StartDaemons();
+// An unprivileged broker raises its descriptor limit only as far as its hard limit goes.
+class ConnectionCapTestByBroker : public ConnectionCapTest,
+                                  public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ConnectionCapTestByBroker, ASessionAtItsCapIsRefusedButDoesNotStopOthers) {
+  StartDaemons({.unprivileged_broker = GetParam()});
   ASSERT_TRUE(Launch("greedy", {echo_host_}).ok());
   ASSERT_TRUE(Launch("neighbour", {web_host_}).ok());
   GreedySession greedy(*stub_, "greedy", echo_host_);
@@ -638,6 +650,9 @@ TEST_F(ConnectionCapTest, TheTotalCapStillLeavesALightSessionItsConnections) {
   first.Join();
   second.Join();
 }
+
+INSTANTIATE_TEST_SUITE_P(Brokers, ClientTestByBroker, ::testing::Bool(), BrokerIdentityName);
+INSTANTIATE_TEST_SUITE_P(Brokers, ConnectionCapTestByBroker, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

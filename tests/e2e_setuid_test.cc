@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -55,27 +56,35 @@ const std::vector<Attempt>& Attempts() {
   return attempts;
 }
 
-class SetIdTest : public ::testing::TestWithParam<bool> {
+// (with filename patterns, with the broker unprivileged)
+class SetIdTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
  protected:
   void SetUp() override {
-    auto daemons = Daemons::Start();
+    auto daemons = Daemons::Start({.unprivileged_broker = Unprivileged()});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
     work_ = d_->MakeWorkdir();
     ASSERT_FALSE(work_.empty());
   }
 
-  bool Guarded() const { return GetParam(); }
+  bool Guarded() const { return std::get<0>(GetParam()); }
+  bool Unprivileged() const { return std::get<1>(GetParam()); }
 
-  // A fresh subtree of the work tree holding the host-made set-id sources.
+  // A fresh subtree of the work tree holding the host-made set-id sources, the caller's (the
+  // bits are set after the chown, which would clear them).
   std::string Tree(const std::string& name) {
     const std::string tree = work_ + "/" + name;
-    ProgramResult made = RunProgram({"sh", "-c",
-                                     absl::StrCat("set -e; mkdir -p ", tree, "/src; cd ", tree,
-                                                  "; cp /bin/true src/suid; chmod 4755 src/suid;",
-                                                  " cp /bin/true src/sgid; chmod 2755 src/sgid;",
-                                                  " tar -cf suid.tar src; chmod 777 . src")});
+    ProgramResult made = RunProgram(
+        {"sh", "-c",
+         absl::StrCat("set -e; mkdir -p ", tree, "/src; cd ", tree,
+                      "; cp /bin/true src/suid; cp /bin/true src/sgid; chmod 777 . src")});
     EXPECT_EQ(made.exit_code, 0) << made.err;
+    d_->GiveToCaller(tree);
+    ProgramResult moded = RunProgram(
+        {"sh", "-c",
+         absl::StrCat("set -e; cd ", tree,
+                      "; chmod 4755 src/suid; chmod 2755 src/sgid; tar -cf suid.tar src")});
+    EXPECT_EQ(moded.exit_code, 0) << moded.err;
     // The sources are what they claim.
     EXPECT_EQ(Mode(tree + "/src/suid") & 07777, 04755u);
     EXPECT_EQ(Mode(tree + "/src/sgid") & 07777, 02755u);
@@ -136,9 +145,11 @@ TEST_P(SetIdTest, OrdinaryModesStillWork) {
   EXPECT_EQ(Mode(tree + "/plain") & 07777, 0755u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Runs, SetIdTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "WithCreateGuard" : "BaselineOnly";
+INSTANTIATE_TEST_SUITE_P(Runs, SetIdTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& info) {
+                           return absl::StrCat(
+                               std::get<0>(info.param) ? "WithCreateGuard" : "BaselineOnly", "_",
+                               BrokerIdentityName({std::get<1>(info.param), info.index}));
                          });
 
 }  // namespace
