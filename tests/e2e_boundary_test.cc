@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -39,7 +40,8 @@ void WriteFile(const std::string& path, const std::string& content) {
 // The first process whose command line contains `marker`, as the host sees it.
 struct HostProcess {
   pid_t pid = -1;
-  long uid = -1;
+  long uid = -1;  // real uid
+  long gid = -1;  // real gid
 };
 HostProcess FindHostProcess(const std::string& marker) {
   HostProcess found;
@@ -54,14 +56,38 @@ HostProcess FindHostProcess(const std::string& marker) {
          absl::StrSplit(ReadFile(absl::StrCat("/proc/", e->d_name, "/status")), '\n')) {
       if (absl::ConsumePrefix(&line, "Uid:")) {
         found.uid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
-        found.pid = std::stoi(e->d_name);
-        break;
+      } else if (absl::ConsumePrefix(&line, "Gid:")) {
+        found.gid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
       }
     }
-    if (found.uid >= 0) break;
+    if (found.uid >= 0 && found.gid >= 0) {
+      found.pid = std::stoi(e->d_name);
+      break;
+    }
   }
   closedir(proc);
   return found;
+}
+
+// Runs `sleep <marker>` through `run` and looks at the sleep from the host while it runs (a
+// sandboxed process is no child of the test: only /proc shows it); the look ends the sleep.
+HostProcess HostViewOfASleep(const std::function<ProgramResult(const std::string&)>& run) {
+  const std::string marker = absl::StrCat("2718.", getpid());
+  HostProcess seen;
+  ::testing::AssertionResult looked = ::testing::AssertionFailure();
+  std::thread looker([&] {
+    looked = PollUntil(
+        [&] {
+          seen = FindHostProcess("sleep " + marker);
+          return seen.pid > 0;
+        },
+        absl::Seconds(30), "the sandboxed sleep");
+    if (looked) kill(seen.pid, SIGTERM);
+  });
+  ProgramResult r = run("sleep " + marker + "; true");
+  looker.join();
+  EXPECT_TRUE(looked) << r.out << r.err;
+  return seen;
 }
 
 class BoundaryTest : public ::testing::TestWithParam<bool> {
@@ -121,25 +147,24 @@ TEST_P(BoundaryTest, TheCommandIsNeverHostRootAndHoldsNoCapability) {
 }
 
 TEST_P(BoundaryTest, TheHostUidOfARunningCommandIsUnprivileged) {
-  const std::string marker = absl::StrCat("2718.", getpid());
-  // The run lasts until the host has looked: the looker ends the sleep once it has seen it
-  // (a sandboxed process is no child of the test; only /proc shows it).
-  HostProcess seen;
-  ::testing::AssertionResult looked = ::testing::AssertionFailure();
-  std::thread looker([&] {
-    looked = PollUntil(
-        [&] {
-          seen = FindHostProcess("sleep " + marker);
-          return seen.pid > 0;
-        },
-        absl::Seconds(30), "the sandboxed sleep");
-    if (looked) kill(seen.pid, SIGTERM);
-  });
-  ProgramResult r = Run("sleep " + marker + "; true");
-  looker.join();
-  ASSERT_TRUE(looked) << r.out << r.err;
+  HostProcess seen = HostViewOfASleep([&](const std::string& script) { return Run(script); });
+  ASSERT_GT(seen.pid, 0);
   EXPECT_GT(seen.uid, 0) << "the sandboxed command ran as host uid " << seen.uid;
   EXPECT_EQ(seen.uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
+}
+
+// A root caller's commands run as the launcher's --root-sandbox-uid / --root-sandbox-gid.
+TEST(RootSandboxIds, TheLaunchersFlagsPickTheHostIdsOfARootCallersCommands) {
+  auto d =
+      Daemons::Start({.launcher_flags = {"--root-sandbox-uid=65531", "--root-sandbox-gid=65532"}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  HostProcess seen = HostViewOfASleep([&](const std::string& script) {
+    return (*d)->Sandboxctl({"run", "--json", "--", "bash", "-c", script}, work);
+  });
+  ASSERT_GT(seen.pid, 0);
+  EXPECT_EQ(seen.uid, 65531L);
+  EXPECT_EQ(seen.gid, 65532L);
 }
 
 // The command holds nothing but its stdio: not the bridge's listening sockets, not the
