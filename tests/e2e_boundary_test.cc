@@ -174,19 +174,33 @@ TEST_P(BoundaryTest, TheCommandInheritsOnlyItsStdio) {
   EXPECT_EQ(JsonStdout(r.out), "0 1 2 3 ") << JsonStdout(r.out) << r.err;  // 3: ls's own dir
 }
 
+// Every write is attempted and its status printed: the script must have run to its end.
+// binfmt_misc: /proc/sys comes in as a read-only bind (recursive: a binfmt_misc the host mounts
+// there comes along read-only); where the host mounts none it is an empty directory of that
+// read-only /proc/sys, and mounting one inside is refused.
 TEST_P(BoundaryTest, KernelTunablesAndSysrqAreReadOnly) {
   const std::string before = ReadFile("/proc/sys/kernel/core_pattern");
+  const bool host_binfmt = Exists("/proc/sys/fs/binfmt_misc/register");
   ProgramResult r =
       Run("echo '|/tmp/evil' > /proc/sys/kernel/core_pattern; echo core=$?;"
           "echo 3 > /proc/sys/vm/drop_caches; echo drop=$?;"
           "echo 1 > /proc/sys/kernel/sysrq; echo sysrq=$?;"
           "echo b > /proc/sysrq-trigger; echo trigger=$?;"
-          "echo ':x:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
-          "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?");
+          "echo binfmt-entries=$(ls -A /proc/sys/fs/binfmt_misc | wc -l);"
+          "echo ':ccsx:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
+          "mount -t binfmt_misc none /proc/sys/fs/binfmt_misc; echo binfmt-mount=$?;"
+          "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?;"
+          "echo end");
   const std::string out = JsonStdout(r.out);
-  for (const char* knob : {"core=0", "drop=0", "sysrq=0", "trigger=0", "binfmt=0"}) {
-    EXPECT_FALSE(absl::StrContains(out, knob)) << out;
+  EXPECT_EQ(r.exit_code, 0) << out << r.err;
+  EXPECT_TRUE(absl::EndsWith(out, "end\n")) << out << r.err;
+  for (const char* knob :
+       {"core=", "drop=", "sysrq=", "trigger=", "binfmt=", "binfmt-mount=", "fwd="}) {
+    EXPECT_TRUE(absl::StrContains(out, knob)) << knob << "\n" << out;
+    EXPECT_FALSE(absl::StrContains(out, absl::StrCat(knob, "0\n"))) << knob << "\n" << out;
   }
+  if (!host_binfmt) EXPECT_TRUE(absl::StrContains(out, "binfmt-entries=0\n")) << out;
+  EXPECT_FALSE(Exists("/proc/sys/fs/binfmt_misc/ccsx"));
   EXPECT_EQ(ReadFile("/proc/sys/kernel/core_pattern"), before);
 }
 
