@@ -269,8 +269,10 @@ absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
     return absl::FailedPreconditionError(
         "bwrap not found on PATH; install: apt-get install bubblewrap socat");
   }
-  // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
-  absl::StatusOr<UniqueFd> bpf = SealedProgramFd(config_.seccomp_program);
+  // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run. With the create guard,
+  // set-id modes go to its supervisor (refused and reported there).
+  absl::StatusOr<UniqueFd> bpf = SealedProgramFd(
+      plan.has_create_guard() ? config_.guarded_seccomp_program : config_.seccomp_program);
   if (!bpf.ok()) {
     return absl::InternalError(
         absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
@@ -583,11 +585,16 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         v1::SandboxViolation* v = event.mutable_violation();
         v->set_action(violation.action);
         v->set_target(policy::SanitizeUtf8(violation.target));  // host names need not be UTF-8
-        v->set_raw(patterns.count(violation.pattern) > 0
-                       ? absl::StrCat(violation.syscall, ": a new name matching '",
-                                      violation.pattern, "' may not be created (writeDenyPatterns)")
-                       : absl::StrCat(violation.syscall, ": '", violation.pattern,
-                                      "' is something the host runs or trusts (denyWriteNames)"));
+        if (violation.action == kActionFileWriteSetId) {
+          v->set_raw(absl::StrCat(violation.syscall,
+                                  ": a set-uid or set-gid mode may not be set (no set-id files)"));
+        } else if (patterns.count(violation.pattern) > 0) {
+          v->set_raw(absl::StrCat(violation.syscall, ": a new name matching '", violation.pattern,
+                                  "' may not be created (writeDenyPatterns)"));
+        } else {
+          v->set_raw(absl::StrCat(violation.syscall, ": '", violation.pattern,
+                                  "' is something the host runs or trusts (denyWriteNames)"));
+        }
         // Waits while the broker is behind: the trapped call (and so the command) waits too.
         sink.EmitWhenReady(event);
       },

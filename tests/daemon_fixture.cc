@@ -297,8 +297,10 @@ ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const st
   return RunProgram(argv, std::nullopt, "", cwd);
 }
 
-std::string JsonStdout(const std::string& json) {
-  const std::string key = "\"stdout\":\"";
+namespace {
+
+std::string JsonStream(const std::string& json, const std::string& name) {
+  const std::string key = absl::StrCat("\"", name, "\":\"");
   std::string out;
   for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
     const size_t begin = at + key.size();
@@ -308,6 +310,11 @@ std::string JsonStdout(const std::string& json) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string JsonStdout(const std::string& json) { return JsonStream(json, "stdout"); }
+std::string JsonStderr(const std::string& json) { return JsonStream(json, "stderr"); }
 
 int CountOf(const std::string& text, const std::string& needle) {
   int count = 0;

@@ -100,8 +100,10 @@ class Daemons {
 std::string ReadFile(const std::string& path);
 bool PathExists(const std::string& path);
 
-// The command's stdout from `sandboxctl run --json` output (its base64 "stdout" fields).
+// The command's stdout (stderr) from `sandboxctl run --json` output (its base64 "stdout"
+// ("stderr") fields).
 std::string JsonStdout(const std::string& json);
+std::string JsonStderr(const std::string& json);
 // How often `needle` occurs in `text`.
 int CountOf(const std::string& text, const std::string& needle);
 
