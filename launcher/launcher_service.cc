@@ -439,13 +439,23 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
 
 grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
                                            grpc::ServerWriter<v1::SandboxEvent>* writer) {
-  if (absl::Status valid = policy::ValidatePlan(*plan, {}); !valid.ok()) {
+  // Sizes first: the sandbox id is looked up (and quoted) only once it is bounded; then the
+  // whole plan, its workdir against the mounts the sandbox has.
+  absl::Status valid = policy::CheckPlanLimits(*plan);
+  std::optional<WarmSandboxes::Entry> sandbox;
+  if (valid.ok()) {
+    absl::StatusOr<WarmSandboxes::Entry> found = warm_.Find(plan->sandbox_id());
+    if (!found.ok()) return ToGrpc(found.status());
+    sandbox = *std::move(found);
+    policy::PlanLimits limits;
+    limits.sandbox_mounts = &sandbox->plan.mounts();
+    valid = policy::ValidatePlan(*plan, limits);
+  }
+  if (!valid.ok()) {
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
                  std::string(valid.message()));
     return ToGrpc(valid);
   }
-  absl::StatusOr<WarmSandboxes::Entry> sandbox = warm_.Find(plan->sandbox_id());
-  if (!sandbox.ok()) return ToGrpc(sandbox.status());
   // The run's own environment, with the sandbox's egress wiring.
   v1::LaunchPlan with_egress = *plan;
   if (sandbox->plan.has_egress()) *with_egress.mutable_egress() = sandbox->plan.egress();

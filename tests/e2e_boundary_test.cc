@@ -24,6 +24,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "launcher/sandbox_process.h"
+#include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 #include "tests/poll_until.h"
@@ -257,6 +258,110 @@ TEST_P(BoundaryTest, BindsThatReachTheControlPlaneAreRefusedHoweverSpelled) {
     EXPECT_TRUE(absl::StrContains(r.err, c.field)) << c.spec << "\n" << r.err;
     EXPECT_TRUE(absl::StrContains(r.err, c.why)) << c.spec << "\n" << r.err;
     EXPECT_LT(r.err.size(), 1024u) << r.err;
+  }
+}
+
+// An Exec's own working directory outside every bind is refused naming the field; one inside a
+// bind is where the command starts.
+TEST_P(BoundaryTest, AnExecsWorkdirOutsideEveryBindIsRefused) {
+  ASSERT_EQ(mkdir((work_ + "/sub").c_str(), 0777), 0);
+  GiveToCaller(work_ + "/sub");
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::LaunchRequest launch;
+    launch.mutable_spec()->set_session_id("workdir");
+    launch.mutable_spec()->add_bind_mounts()->set_host_path(work_);
+    v1::SandboxHandle handle;
+    grpc::Status launched = stub->Launch(&ctx, launch, &handle);
+    ASSERT_TRUE(launched.ok()) << launched.error_message();
+  }
+  auto exec = [&](const std::string& workdir, std::string* out) {
+    grpc::ClientContext ctx;
+    v1::ExecRequest request;
+    request.set_session_id("workdir");
+    request.add_argv("pwd");
+    request.set_guest_workdir(workdir);
+    auto reader = stub->Exec(&ctx, request);
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) *out += event.stdout();
+    return reader->Finish();
+  };
+  for (const std::string& outside : std::vector<std::string>{"/etc", "/var", work_ + "-sibling"}) {
+    std::string out;
+    grpc::Status refused = exec(outside, &out);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << outside;
+    EXPECT_TRUE(absl::StartsWith(refused.error_message(), "guestWorkdir: "))
+        << refused.error_message();
+    EXPECT_TRUE(absl::StrContains(refused.error_message(), "outside every bind"))
+        << refused.error_message();
+    EXPECT_EQ(out, "") << outside;
+  }
+  std::string out;
+  grpc::Status inside = exec(work_ + "/sub", &out);
+  EXPECT_TRUE(inside.ok()) << inside.error_message();
+  EXPECT_EQ(out, work_ + "/sub\n");
+}
+
+// The launcher checks the plan's workdir again, for a one-shot run against its own mounts and
+// for a run in a warm sandbox against the sandbox's: a plan that bypassed the broker's check
+// starts nowhere. (Root broker only: the launcher serves only the broker's uid, and the test
+// calls it as root.)
+TEST(LauncherChecksAgain, AWorkdirOutsideEveryBindIsRefused) {
+  auto d = Daemons::Start();
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  auto broker = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel((*d)->broker_address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::LaunchRequest launch;
+    launch.mutable_spec()->set_session_id("again");
+    launch.mutable_spec()->add_bind_mounts()->set_host_path(work);
+    v1::SandboxHandle handle;
+    grpc::Status launched = broker->Launch(&ctx, launch, &handle);
+    ASSERT_TRUE(launched.ok()) << launched.error_message();
+  }
+  // "session again: sandbox <id> warm (...)"
+  const std::string log = (*d)->BrokerLog();
+  const std::string key = "session again: sandbox ";
+  const size_t at = log.find(key);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string sandbox_id =
+      log.substr(at + key.size(), log.find(' ', at + key.size()) - at - key.size());
+  auto launcher = v1::SandboxLauncher::NewStub(
+      grpc::CreateChannel("unix:" + (*d)->launcher_socket(), grpc::InsecureChannelCredentials()));
+  auto run = [&](v1::LaunchPlan plan) {
+    grpc::ClientContext ctx;
+    auto reader = launcher->Run(&ctx, plan);
+    v1::SandboxEvent event;
+    int events = 0;
+    while (reader->Read(&event)) ++events;
+    EXPECT_EQ(events, 0) << "a refused plan starts nothing";
+    return reader->Finish();
+  };
+  v1::LaunchPlan one_shot;
+  one_shot.set_run_id("again-1");
+  one_shot.set_session_id("again");
+  one_shot.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  one_shot.add_argv("pwd");
+  v1::PlanMount* mount = one_shot.add_mounts();
+  mount->set_host_path(work);
+  mount->set_guest_path(work);
+  one_shot.set_workdir("/etc");
+  v1::LaunchPlan in_sandbox;
+  in_sandbox.set_run_id("again-2");
+  in_sandbox.set_session_id("again");
+  in_sandbox.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  in_sandbox.set_sandbox_id(sandbox_id);
+  in_sandbox.add_argv("pwd");
+  in_sandbox.set_workdir("/etc");
+  for (const v1::LaunchPlan& plan : {one_shot, in_sandbox}) {
+    grpc::Status refused = run(plan);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << plan.run_id();
+    EXPECT_TRUE(absl::StartsWith(refused.error_message(), "workdir: '/etc' is outside every bind"))
+        << plan.run_id() << ": " << refused.error_message();
   }
 }
 

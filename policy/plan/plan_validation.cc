@@ -9,6 +9,7 @@
 #include "policy/plan/input_limits.h"
 #include "policy/plan/push_wiring.h"
 #include "policy/plan/trusted_names.h"
+#include "policy/plan/workdir_visible.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -147,6 +148,19 @@ absl::Status CheckCreateGuard(const v1::LaunchPlan& plan) {
   return absl::OkStatus();
 }
 
+// Where the command starts: an absolute path, and for a native run one the sandbox has (the
+// broker checked the same; a plan that bypassed it must not start elsewhere).
+absl::Status CheckWorkdir(const v1::LaunchPlan& plan, const PlanLimits& limits) {
+  if (absl::Status s = CheckNormalizedAbsolute("workdir", plan.workdir()); !s.ok()) return s;
+  if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) return absl::OkStatus();
+  const google::protobuf::RepeatedPtrField<v1::PlanMount> none;
+  const google::protobuf::RepeatedPtrField<v1::PlanMount>& mounts =
+      plan.sandbox_id().empty()          ? plan.mounts()
+      : limits.sandbox_mounts != nullptr ? *limits.sandbox_mounts
+                                         : none;
+  return CheckWorkdirVisible("workdir", plan.workdir(), {mounts.begin(), mounts.end()});
+}
+
 }  // namespace
 
 absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) {
@@ -158,7 +172,7 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
   if (absl::Status s = CheckDenyPaths(plan); !s.ok()) return s;
   if (absl::Status s = CheckEgress(plan, limits); !s.ok()) return s;
   if (absl::Status s = CheckCreateGuard(plan); !s.ok()) return s;
-  return CheckNormalizedAbsolute("workdir", plan.workdir());
+  return CheckWorkdir(plan, limits);
 }
 
 }  // namespace ccsandbox::policy
