@@ -378,6 +378,35 @@ TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
   EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "nested pid namespace")) << d_->BrokerLog();
 }
 
+// The same for the launcher's socket: a caller in a nested pid namespace is refused before its
+// uid is even looked at (python's gRPC calls Probe, an empty request, by name).
+TEST_P(BoundaryTest, ALauncherCallerInANestedPidNamespaceIsRefused) {
+  const std::string probe =
+      "import sys, grpc\n"
+      "call = grpc.insecure_channel(sys.argv[1]).unary_unary(\n"
+      "    '/ccsandbox.v1.SandboxLauncher/Probe',\n"
+      "    request_serializer=lambda m: m, response_deserializer=lambda b: b)\n"
+      "try:\n"
+      "    call(b'', timeout=20)\n"
+      "    print('OK')\n"
+      "except grpc.RpcError as e:\n"
+      "    print(e.code().name, e.details())\n";
+  const std::string address = "unix:" + d_->launcher_socket();
+  ProgramResult outside = RunProgram({"/usr/bin/python3", "-c", probe, address});
+  // As root: served by a root broker's launcher; an unprivileged broker's serves only its uid.
+  EXPECT_EQ(outside.out, Unprivileged() ? "PERMISSION_DENIED this uid is not allowed to use the "
+                                          "sandbox launcher\n"
+                                        : "OK\n")
+      << outside.err;
+  ProgramResult inside = RunProgram(
+      {"unshare", "--pid", "--fork", "--mount-proc", "/usr/bin/python3", "-c", probe, address});
+  EXPECT_EQ(inside.out,
+            "PERMISSION_DENIED callers inside a sandbox may not use the sandbox launcher (nested "
+            "pid namespace)\n")
+      << inside.err;
+  EXPECT_TRUE(absl::StrContains(d_->LauncherLog(), "nested pid namespace")) << d_->LauncherLog();
+}
+
 TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
   const std::string sock = work_ + "/daemon.sock";
   launcher::ProcessSpec server_spec;
