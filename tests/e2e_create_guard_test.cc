@@ -194,6 +194,30 @@ TEST_P(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
   EXPECT_GE(CountOf(r.out, "file-write-create"), 3) << r.out;
 }
 
+// The spec's denyWriteNames add to the trusted names for this launch: a new match is refused at
+// creation (EACCES, one violation naming the rule), an existing one is read-only.
+TEST_P(CreateGuardTest, DenyWriteNamesExtendTheTrustedNamesPerLaunch) {
+  ASSERT_EQ(mkdir((work_ + "/tools").c_str(), 0755), 0);
+  std::ofstream(work_ + "/tools/y.sh") << "echo y\n";
+  d_->GiveToCaller(work_);
+  std::ofstream(work_ + "/spec.json") << R"({"mode": "chat", "bindMounts": [{"hostPath": ")"
+                                      << work_ << R"("}], "denyWriteNames": ["tools/*.sh"]})";
+  ProgramResult r =
+      d_->Sandboxctl({"run", "--json", "--spec=" + work_ + "/spec.json", "--", "bash", "-c",
+                      "echo x > tools/x.sh; echo new=$?; echo more >> tools/y.sh; echo existing=$?;"
+                      "echo ok > tools/notes.txt; echo other=$?; echo z > y.sh; echo elsewhere=$?"},
+                     work_);
+  const std::string out = JsonStdout(r.out);
+  EXPECT_EQ(out, "new=1\nexisting=1\nother=0\nelsewhere=0\n") << r.out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/tools/x.sh"));
+  EXPECT_EQ(ReadFile(work_ + "/tools/y.sh"), "echo y\n");
+  EXPECT_EQ(ReadFile(work_ + "/tools/notes.txt"), "ok\n");
+  EXPECT_EQ(CountOf(r.out, Violation(work_ + "/tools/x.sh")), 1) << r.out;
+  EXPECT_EQ(CountOf(r.out, "file-write-create"), 1) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "'tools/*.sh' is something the host runs or trusts"))
+      << r.out;
+}
+
 // RENAME_WHITEOUT leaves a character device (0:0) at the source's name; the sandbox makes no
 // device nodes, so it is refused (EPERM) and both names stay as they were.
 TEST_P(CreateGuardTest, RenameWhiteoutIsRefused) {
