@@ -274,6 +274,31 @@ TEST_P(LimitsTest, SandboxctlRefusesBeforeLaunchingAndSaysWhy) {
   ExpectStillServing("after-sandboxctl");
 }
 
+// A writable tree with ~3,000 existing .env files: each is a read-only deny bind (with its
+// directory pinned), more than bwrap's 9,000 arguments. Launch says so, naming what overflowed,
+// in a bounded message, before any sandbox starts.
+TEST_P(LimitsTest, DenyBindsBeyondBwrapsArgumentLimitAreRefusedAtLaunch) {
+  for (int i = 0; i < 3000; ++i) {
+    const std::string dir = absl::StrCat(work_, "/d", i);
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
+    std::ofstream(dir + "/.env") << "S=" << i << "\n";
+  }
+  d_->GiveToCaller(work_);
+  v1::SandboxSpec spec = GoodSpec("many-denies");
+  spec.set_mode("chat");
+  grpc::Status status = Launch(spec);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "deny paths")) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "bwrap accepts at most 9000"))
+      << status.error_message();
+  EXPECT_LT(status.error_message().size(), 2048u);
+  grpc::ClientContext ctx;
+  v1::ListSessionsResponse list;
+  ASSERT_TRUE(stub_->ListSessions(&ctx, v1::ListSessionsRequest(), &list).ok());
+  EXPECT_EQ(list.sessions_size(), 0);
+  ExpectStillServing("after-many-denies");  // read-only: no deny binds for the .env files
+}
+
 // A new name that is not UTF-8: its violation's target arrives with U+FFFD for the bad byte
 // (proto3 strings must be UTF-8), and the run ends normally.
 TEST_P(LimitsTest, ANonUtf8NameInAViolationArrivesSanitized) {
