@@ -45,9 +45,12 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
     plan.add_deny_patterns(pattern);
   }
   for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
-  // A protected path that does not exist yet may not be created either.
+  // A protected path that does not exist yet may not be created either; one with glob
+  // characters in its name also protects the literal name ("co*py"), existing or not. (Its
+  // other matches are protected as they exist at Launch: the deny scan expands it.) A glob
+  // written unnormalised names no literal path the guard could compare.
   for (const std::string& path : spec.protected_paths()) {
-    if (!IsGlob(path)) plan.add_protected_paths(path);
+    if (CheckNormalizedAbsolute("protectedPaths", path).ok()) plan.add_protected_paths(path);
   }
   for (const std::string& home : home_dirs) {
     for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {

@@ -91,8 +91,9 @@ class GrpcSink : public EventSink {
     labelled.set_backend(plan_.backend());
     if (event.has_violation()) {
       absl::MutexLock lock(&mu_);
-      if (event.violation().action() == kActionFileWriteCreate) {
-        dedup_.RecordCreateRefusal(event.violation().target());
+      if (event.violation().action() == kActionFileWriteCreate ||
+          event.violation().action() == kActionFileWriteSetId) {
+        dedup_.RecordRefusal(event.violation().target());
       } else if (dedup_.IsEcho(event.violation())) {
         return true;  // the supervisor reported this refusal already, exactly
       }

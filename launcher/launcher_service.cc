@@ -269,8 +269,10 @@ absl::Status LauncherService::WrapInBwrap(const v1::LaunchPlan& plan,
     return absl::FailedPreconditionError(
         "bwrap not found on PATH; install: apt-get install bubblewrap socat");
   }
-  // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run.
-  absl::StatusOr<UniqueFd> bpf = SealedProgramFd(config_.seccomp_program);
+  // One fresh BPF fd per run: bwrap reads it to EOF. No filter, no run. With the create guard,
+  // set-id modes go to its supervisor (refused and reported there).
+  absl::StatusOr<UniqueFd> bpf = SealedProgramFd(
+      plan.has_create_guard() ? config_.guarded_seccomp_program : config_.seccomp_program);
   if (!bpf.ok()) {
     return absl::InternalError(
         absl::StrCat("cannot build the seccomp baseline: ", bpf.status().message()));
@@ -437,13 +439,23 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
 
 grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
                                            grpc::ServerWriter<v1::SandboxEvent>* writer) {
-  if (absl::Status valid = policy::ValidatePlan(*plan, {}); !valid.ok()) {
+  // Sizes first: the sandbox id is looked up (and quoted) only once it is bounded; then the
+  // whole plan, its workdir against the mounts the sandbox has.
+  absl::Status valid = policy::CheckPlanLimits(*plan);
+  std::optional<WarmSandboxes::Entry> sandbox;
+  if (valid.ok()) {
+    absl::StatusOr<WarmSandboxes::Entry> found = warm_.Find(plan->sandbox_id());
+    if (!found.ok()) return ToGrpc(found.status());
+    sandbox = *std::move(found);
+    policy::PlanLimits limits;
+    limits.sandbox_mounts = &sandbox->plan.mounts();
+    valid = policy::ValidatePlan(*plan, limits);
+  }
+  if (!valid.ok()) {
     spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
                  std::string(valid.message()));
     return ToGrpc(valid);
   }
-  absl::StatusOr<WarmSandboxes::Entry> sandbox = warm_.Find(plan->sandbox_id());
-  if (!sandbox.ok()) return ToGrpc(sandbox.status());
   // The run's own environment, with the sandbox's egress wiring.
   v1::LaunchPlan with_egress = *plan;
   if (sandbox->plan.has_egress()) *with_egress.mutable_egress() = sandbox->plan.egress();
@@ -583,11 +595,16 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
         v1::SandboxViolation* v = event.mutable_violation();
         v->set_action(violation.action);
         v->set_target(policy::SanitizeUtf8(violation.target));  // host names need not be UTF-8
-        v->set_raw(patterns.count(violation.pattern) > 0
-                       ? absl::StrCat(violation.syscall, ": a new name matching '",
-                                      violation.pattern, "' may not be created (writeDenyPatterns)")
-                       : absl::StrCat(violation.syscall, ": '", violation.pattern,
-                                      "' is something the host runs or trusts (denyWriteNames)"));
+        if (violation.action == kActionFileWriteSetId) {
+          v->set_raw(absl::StrCat(violation.syscall,
+                                  ": a set-uid or set-gid mode may not be set (no set-id files)"));
+        } else if (patterns.count(violation.pattern) > 0) {
+          v->set_raw(absl::StrCat(violation.syscall, ": a new name matching '", violation.pattern,
+                                  "' may not be created (writeDenyPatterns)"));
+        } else {
+          v->set_raw(absl::StrCat(violation.syscall, ": '", violation.pattern,
+                                  "' is something the host runs or trusts (denyWriteNames)"));
+        }
         // Waits while the broker is behind: the trapped call (and so the command) waits too.
         sink.EmitWhenReady(event);
       },

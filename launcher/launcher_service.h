@@ -28,7 +28,10 @@ struct LauncherConfig {
   std::string bwrap_path;  // empty when bwrap was not found
   std::vector<std::string> system_ro_dirs;
   std::string seccomp_program;  // compiled once at start-up (SeccompBaselineProgram)
-  std::string shim_path;        // sandbox_shim, bound into sandboxes that have egress
+  // The same for runs with the create guard, whose supervisor answers set-id modes
+  // (SetIdRule::kNotify); compiled when the guard is available.
+  std::string guarded_seccomp_program;
+  std::string shim_path;  // sandbox_shim, bound into sandboxes that have egress
   // Create-time enforcement of the filename-pattern denies (ProbeCreateGuard at start-up,
   // unless turned off): plans that need it are refused when it is unavailable.
   bool create_guard_available = false;

@@ -397,6 +397,11 @@ int Main(int argc, char** argv) {
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
   if (!seccomp.ok()) return CannotStart(seccomp.status(), 1);
   config.seccomp_program = std::move(*seccomp);
+  if (config.create_guard_available) {
+    absl::StatusOr<std::string> guarded = SeccompBaselineProgram(SetIdRule::kNotify);
+    if (!guarded.ok()) return CannotStart(guarded.status(), 1);
+    config.guarded_seccomp_program = std::move(*guarded);
+  }
 
   absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
   if (!listener.ok()) return CannotStart(listener.status(), 1);

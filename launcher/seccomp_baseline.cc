@@ -33,6 +33,7 @@ struct Rule {
   int error;                                            // the call fails with this errno
   std::optional<scmp_arg_cmp> when = std::nullopt;      // only if this holds
   std::optional<scmp_arg_cmp> and_when = std::nullopt;  // and this
+  bool set_id = false;  // a set-id mode: SetIdRule decides the action
 };
 
 // `(arg & mask) == value`. libseccomp tests a 64-bit argument as two 32-bit
@@ -58,6 +59,12 @@ constexpr scmp_arg_cmp ArgNot(unsigned arg, uint64_t value) {
 }
 constexpr scmp_arg_cmp ArgIs(unsigned arg, uint64_t value) {
   return scmp_arg_cmp{arg, SCMP_CMP_EQ, value, 0};
+}
+
+// A rule on a set-id mode (always EPERM without a create guard; see SetIdRule).
+constexpr Rule SetId(int syscall, scmp_arg_cmp when,
+                     std::optional<scmp_arg_cmp> and_when = std::nullopt) {
+  return Rule{syscall, EPERM, when, and_when, /*set_id=*/true};
 }
 
 // setpriority's and ioprio_set's "every process of a user" selectors.
@@ -130,31 +137,30 @@ constexpr Rule kRules[] = {
     // A set-id file left in a writable bind runs with its owner's or group's
     // rights on the host, outside every layer of the sandbox. The mode is a
     // umode_t (the kernel keeps 16 bits); MASKED_EQ tests one bit per rule.
-    {SCMP_SYS(chmod), EPERM, ArgHas(1, S_ISUID)},
-    {SCMP_SYS(chmod), EPERM, ArgHas(1, S_ISGID)},
-    {SCMP_SYS(fchmod), EPERM, ArgHas(1, S_ISUID)},
-    {SCMP_SYS(fchmod), EPERM, ArgHas(1, S_ISGID)},
-    {SCMP_SYS(fchmodat), EPERM, ArgHas(2, S_ISUID)},
-    {SCMP_SYS(fchmodat), EPERM, ArgHas(2, S_ISGID)},
-    {kFchmodat2, EPERM, ArgHas(2, S_ISUID)},
-    {kFchmodat2, EPERM, ArgHas(2, S_ISGID)},
+    SetId(SCMP_SYS(chmod), ArgHas(1, S_ISUID)),
+    SetId(SCMP_SYS(chmod), ArgHas(1, S_ISGID)),
+    SetId(SCMP_SYS(fchmod), ArgHas(1, S_ISUID)),
+    SetId(SCMP_SYS(fchmod), ArgHas(1, S_ISGID)),
+    SetId(SCMP_SYS(fchmodat), ArgHas(2, S_ISUID)),
+    SetId(SCMP_SYS(fchmodat), ArgHas(2, S_ISGID)),
+    SetId(kFchmodat2, ArgHas(2, S_ISUID)),
+    SetId(kFchmodat2, ArgHas(2, S_ISGID)),
     // The same file created set-id. open's mode counts only with O_CREAT or
-    // O_TMPFILE. ERRNO outranks the create guard's USER_NOTIF: these never
-    // reach it. mkdir needs no rule: the kernel keeps only 01777 of its mode.
-    {SCMP_SYS(open), EPERM, ArgHas(1, O_CREAT), ArgHas(2, S_ISUID)},
-    {SCMP_SYS(open), EPERM, ArgHas(1, O_CREAT), ArgHas(2, S_ISGID)},
-    {SCMP_SYS(open), EPERM, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISUID)},
-    {SCMP_SYS(open), EPERM, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISGID)},
-    {SCMP_SYS(openat), EPERM, ArgHas(2, O_CREAT), ArgHas(3, S_ISUID)},
-    {SCMP_SYS(openat), EPERM, ArgHas(2, O_CREAT), ArgHas(3, S_ISGID)},
-    {SCMP_SYS(openat), EPERM, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISUID)},
-    {SCMP_SYS(openat), EPERM, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISGID)},
-    {SCMP_SYS(creat), EPERM, ArgHas(1, S_ISUID)},
-    {SCMP_SYS(creat), EPERM, ArgHas(1, S_ISGID)},
-    {SCMP_SYS(mknod), EPERM, ArgHas(1, S_ISUID)},
-    {SCMP_SYS(mknod), EPERM, ArgHas(1, S_ISGID)},
-    {SCMP_SYS(mknodat), EPERM, ArgHas(2, S_ISUID)},
-    {SCMP_SYS(mknodat), EPERM, ArgHas(2, S_ISGID)},
+    // O_TMPFILE. mkdir needs no rule: the kernel keeps only 01777 of its mode.
+    SetId(SCMP_SYS(open), ArgHas(1, O_CREAT), ArgHas(2, S_ISUID)),
+    SetId(SCMP_SYS(open), ArgHas(1, O_CREAT), ArgHas(2, S_ISGID)),
+    SetId(SCMP_SYS(open), ArgHas(1, kTmpfileBit), ArgHas(2, S_ISUID)),
+    SetId(SCMP_SYS(open), ArgHas(1, kTmpfileBit), ArgHas(2, S_ISGID)),
+    SetId(SCMP_SYS(openat), ArgHas(2, O_CREAT), ArgHas(3, S_ISUID)),
+    SetId(SCMP_SYS(openat), ArgHas(2, O_CREAT), ArgHas(3, S_ISGID)),
+    SetId(SCMP_SYS(openat), ArgHas(2, kTmpfileBit), ArgHas(3, S_ISUID)),
+    SetId(SCMP_SYS(openat), ArgHas(2, kTmpfileBit), ArgHas(3, S_ISGID)),
+    SetId(SCMP_SYS(creat), ArgHas(1, S_ISUID)),
+    SetId(SCMP_SYS(creat), ArgHas(1, S_ISGID)),
+    SetId(SCMP_SYS(mknod), ArgHas(1, S_ISUID)),
+    SetId(SCMP_SYS(mknod), ArgHas(1, S_ISGID)),
+    SetId(SCMP_SYS(mknodat), ArgHas(2, S_ISUID)),
+    SetId(SCMP_SYS(mknodat), ArgHas(2, S_ISGID)),
     // Its mode sits behind a pointer, so a set-id create would pass; ENOSYS
     // makes callers (glibc never uses it for open) fall back to openat.
     {SCMP_SYS(openat2), ENOSYS},
@@ -190,7 +196,7 @@ absl::Status SeccompError(absl::string_view what, int rc) {
 
 }  // namespace
 
-absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
+absl::StatusOr<UniqueFd> ExportSeccompBaseline(SetIdRule set_id) {
   FilterContext ctx(seccomp_init(SCMP_ACT_ALLOW), &seccomp_release);
   if (ctx == nullptr) {
     return absl::InternalError("seccomp baseline: seccomp_init failed");
@@ -218,8 +224,10 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
     for (const std::optional<scmp_arg_cmp>& c : {rule.when, rule.and_when}) {
       if (c.has_value()) comparisons[count++] = *c;
     }
-    const int rc = seccomp_rule_add_exact_array(ctx.get(), SCMP_ACT_ERRNO(rule.error), rule.syscall,
-                                                count, comparisons);
+    const uint32_t action =
+        rule.set_id && set_id == SetIdRule::kNotify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(rule.error);
+    const int rc =
+        seccomp_rule_add_exact_array(ctx.get(), action, rule.syscall, count, comparisons);
     if (rc != 0) {
       return SeccompError(absl::StrCat("adding the rule for ", SyscallName(rule.syscall)), rc);
     }
@@ -251,8 +259,8 @@ absl::StatusOr<UniqueFd> ExportSeccompBaseline() {
   return fd;
 }
 
-absl::StatusOr<std::string> SeccompBaselineProgram() {
-  absl::StatusOr<UniqueFd> fd = ExportSeccompBaseline();
+absl::StatusOr<std::string> SeccompBaselineProgram(SetIdRule set_id) {
+  absl::StatusOr<UniqueFd> fd = ExportSeccompBaseline(set_id);
   if (!fd.ok()) return fd.status();
   std::string program;
   char buf[4096];

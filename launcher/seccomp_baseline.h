@@ -25,7 +25,13 @@
 // `int 0x80`, x32) kills the process.
 //
 // ERRNO outranks USER_NOTIF across stacked filters: a call denied here never
-// reaches the create guard's supervisor (create_filter.h).
+// reaches the create guard's supervisor (create_guard/filter.h). So a run with the
+// create guard gets the set-id rules as USER_NOTIF (SetIdRule::kNotify): the
+// guard's filter traps the same calls and its supervisor answers EPERM and
+// reports a violation (when several filters notify, the newest — the guard's —
+// gets the call). Should a call get past the guard's filter, this filter's
+// notification finds no listener and the call fails with ENOSYS: never a
+// set-id bit either way.
 #ifndef CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 #define CCSANDBOX_LAUNCHER_SECCOMP_BASELINE_H_
 
@@ -36,13 +42,19 @@
 
 namespace ccsandbox::launcher {
 
+// What the set-id rules do.
+enum class SetIdRule {
+  kRefuse,  // EPERM: a run without the create guard
+  kNotify,  // USER_NOTIF: a run whose create guard's supervisor answers (and reports) them
+};
+
 // Compiles the baseline with libseccomp; returns the program (an array of
 // `struct sock_filter`) in a sealed, close-on-exec memfd at offset 0.
-absl::StatusOr<UniqueFd> ExportSeccompBaseline();
+absl::StatusOr<UniqueFd> ExportSeccompBaseline(SetIdRule set_id = SetIdRule::kRefuse);
 
 // The same program's bytes, compiled once (the launcher does it at start-up and refuses
 // to start without it), and a fresh sealed memfd holding them for each bwrap run.
-absl::StatusOr<std::string> SeccompBaselineProgram();
+absl::StatusOr<std::string> SeccompBaselineProgram(SetIdRule set_id = SetIdRule::kRefuse);
 absl::StatusOr<UniqueFd> SealedProgramFd(const std::string& program);
 
 }  // namespace ccsandbox::launcher

@@ -3,6 +3,7 @@
 // call in a child, with and without the filter, and on the program itself.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "base/unique_fd.h"
 #include "gtest/gtest.h"
+#include "launcher/seccomp_baseline.h"
 #include "launcher/seccomp_test_support.h"
 
 namespace ccsandbox::launcher {
@@ -35,6 +37,16 @@ using testing::Program;
 using testing::RunInChild;
 
 constexpr long kFchmodat2 = 452;  // x86_64; not in these kernel headers
+
+// The baseline as a run with the create guard gets it (SetIdRule::kNotify).
+const std::vector<sock_filter>& NotifyProgram() {
+  static const std::vector<sock_filter> program = [] {
+    absl::StatusOr<UniqueFd> fd = ExportSeccompBaseline(SetIdRule::kNotify);
+    EXPECT_TRUE(fd.ok()) << fd.status();
+    return fd.ok() ? testing::ReadProgram(fd->get()) : std::vector<sock_filter>{};
+  }();
+  return program;
+}
 
 // A call that sets a mode on "f" (an existing file, mode 0644) or creates
 // "new" with one, in a scratch directory.
@@ -216,6 +228,23 @@ TEST_P(ModeCaseTest, NoSetIdBitReachesTheDiskUnderTheFilter) {
   }
 }
 
+// The baseline of a run with the create guard notifies instead (its supervisor answers and
+// reports): alone, without the guard's listener, every such call fails with ENOSYS, and no
+// bit reaches the disk either.
+TEST_P(ModeCaseTest, GuardedRunsBaselineFailsClosedWithoutTheGuardsListener) {
+  const ModeCase& c = GetParam();
+  ASSERT_FALSE(NotifyProgram().empty());
+  const ModeOutcome got = RunModeCase(c, &NotifyProgram());
+  ASSERT_NE(got.error, -1) << "the case could not run";
+  if (c.Denied()) {
+    EXPECT_EQ(got.error, ENOSYS) << strerrorname_np(got.error);
+    EXPECT_EQ(got.mode, c.call.creates ? std::nullopt : std::optional<mode_t>(0644));
+  } else {
+    EXPECT_EQ(got.error, 0) << strerrorname_np(got.error);
+    EXPECT_EQ(got.mode, std::optional<mode_t>(c.mode & 0777));
+  }
+}
+
 // Without the filter the same calls do set the bits (so the refusals above
 // are the filter's), except mkdir, whose mode the kernel itself strips.
 TEST_P(ModeCaseTest, WithoutTheFilter) {
@@ -251,6 +280,41 @@ TEST(SeccompBaselineSetIdTest, ProgramDecidesOnTheModeArgument) {
       {"mkdir 06777", SYS_mkdir, {0, 06777}, kAllow},
       {"openat2", SYS_openat2, {}, SECCOMP_RET_ERRNO | ENOSYS},
   });
+}
+
+// With SetIdRule::kNotify the same comparisons notify, and nothing else changes.
+TEST(SeccompBaselineSetIdTest, AGuardedRunsProgramNotifiesOnTheSameModes) {
+  const std::vector<sock_filter>& program = NotifyProgram();
+  ASSERT_FALSE(program.empty());
+  struct Case {
+    const char* what;
+    int nr;
+    std::vector<uint64_t> args;
+    uint32_t expected;
+  } cases[] = {
+      {"chmod 04755", SYS_chmod, {0, 04755}, SECCOMP_RET_USER_NOTIF},
+      {"chmod 0755", SYS_chmod, {0, 0755}, kAllow},
+      {"fchmod 02755", SYS_fchmod, {3, 02755}, SECCOMP_RET_USER_NOTIF},
+      {"fchmodat 06755", SYS_fchmodat, {0, 0, 06755}, SECCOMP_RET_USER_NOTIF},
+      {"fchmodat2 04755", kFchmodat2, {0, 0, 04755, 0}, SECCOMP_RET_USER_NOTIF},
+      {"open O_CREAT 02000", SYS_open, {0, O_CREAT | O_WRONLY, 02000}, SECCOMP_RET_USER_NOTIF},
+      {"openat O_TMPFILE 04000",
+       SYS_openat,
+       {0, 0, O_TMPFILE | O_RDWR, 04000},
+       SECCOMP_RET_USER_NOTIF},
+      {"openat O_RDONLY 04000", SYS_openat, {0, 0, O_RDONLY, 04000}, kAllow},
+      {"creat 04755", SYS_creat, {0, 04755}, SECCOMP_RET_USER_NOTIF},
+      {"mknodat FIFO 02644", SYS_mknodat, {0, 0, S_IFIFO | 02644, 0}, SECCOMP_RET_USER_NOTIF},
+      {"ptrace", SYS_ptrace, {}, kDeny},
+      {"openat2", SYS_openat2, {}, SECCOMP_RET_ERRNO | ENOSYS},
+  };
+  for (const Case& c : cases) {
+    seccomp_data data{};
+    data.nr = c.nr;
+    data.arch = AUDIT_ARCH_X86_64;
+    for (size_t i = 0; i < c.args.size(); ++i) data.args[i] = c.args[i];
+    EXPECT_EQ(testing::Evaluate(program, data), std::optional<uint32_t>(c.expected)) << c.what;
+  }
 }
 
 }  // namespace

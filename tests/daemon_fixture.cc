@@ -168,6 +168,10 @@ absl::StatusOr<launcher::Identity> UnprivilegedTestUser() {
   return launcher::Identity{pw->pw_uid, pw->pw_gid, {pw->pw_gid}};
 }
 
+std::string BrokerIdentityName(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "UnprivilegedBroker" : "RootBroker";
+}
+
 absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& options) {
   auto daemons = std::unique_ptr<Daemons>(new Daemons());
   char tmpl[] = "/tmp/ccs-e2e.XXXXXX";
@@ -180,6 +184,7 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
     absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
     if (!user.ok()) return user.status();
     daemons->broker_uid_ = user->uid;
+    daemons->broker_gid_ = user->gid;
     opts.allowed_uids = absl::StrCat(user->uid);
     opts.launcher_flags.push_back(absl::StrCat("--socket-group=", user->gid));
     // The broker creates its socket here, and runs from a copy it can read (the build tree
@@ -276,7 +281,14 @@ std::string Daemons::MakeWorkdir() {
   std::string tmpl = work_root_ + "/tree.XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) return "";
   chmod(tmpl.c_str(), 0777);
+  GiveToCaller(tmpl);
   return tmpl;
+}
+
+void Daemons::GiveToCaller(const std::string& path) {
+  if (broker_uid_ != 0) {
+    RunProgram({"chown", "-R", absl::StrCat(broker_uid_, ":", broker_gid_), path});
+  }
 }
 
 ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const std::string& cwd) {
@@ -285,8 +297,10 @@ ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const st
   return RunProgram(argv, std::nullopt, "", cwd);
 }
 
-std::string JsonStdout(const std::string& json) {
-  const std::string key = "\"stdout\":\"";
+namespace {
+
+std::string JsonStream(const std::string& json, const std::string& name) {
+  const std::string key = absl::StrCat("\"", name, "\":\"");
   std::string out;
   for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
     const size_t begin = at + key.size();
@@ -296,6 +310,11 @@ std::string JsonStdout(const std::string& json) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string JsonStdout(const std::string& json) { return JsonStream(json, "stdout"); }
+std::string JsonStderr(const std::string& json) { return JsonStream(json, "stderr"); }
 
 int CountOf(const std::string& text, const std::string& needle) {
   int count = 0;

@@ -45,6 +45,11 @@ struct DaemonOptions {
 // The unprivileged test user's identity, creating the user when it is missing (as root).
 absl::StatusOr<launcher::Identity> UnprivilegedTestUser();
 
+// Suites that must hold with the broker as root AND as the unprivileged test user are
+// parametrised over a bool (true: unprivileged), named by this: "RootBroker",
+// "UnprivilegedBroker".
+std::string BrokerIdentityName(const ::testing::TestParamInfo<bool>& info);
+
 class Daemons {
  public:
   static absl::StatusOr<std::unique_ptr<Daemons>> Start(const DaemonOptions& options = {});
@@ -57,8 +62,13 @@ class Daemons {
   std::string launcher_socket() const { return dir_ + "/launcher.sock"; }
   std::string BrokerLog() const;
   std::string LauncherLog() const;
-  // A fresh directory to bind as a work tree (outside the socket directory).
+  // A fresh directory to bind as a work tree (outside the socket directory), owned by the
+  // broker's uid when it is unprivileged.
   std::string MakeWorkdir();
+  // With an unprivileged broker, chowns `path` (recursively) to its uid and gid: what the test made
+  // on the host as root becomes the caller's own, as a user's tree is. Nothing for a root broker (a
+  // root caller's files stay root's through the idmapped binds).
+  void GiveToCaller(const std::string& path);
   pid_t launcher_pid() const { return launcher_pid_; }
   pid_t broker_pid() const { return broker_pid_; }
   // The uid the broker runs as.
@@ -83,14 +93,17 @@ class Daemons {
   pid_t launcher_pid_ = -1;
   pid_t broker_pid_ = -1;
   uid_t broker_uid_ = 0;
+  gid_t broker_gid_ = 0;
 };
 
 // The whole content of a file ("" when it cannot be read), and whether a path exists (lstat).
 std::string ReadFile(const std::string& path);
 bool PathExists(const std::string& path);
 
-// The command's stdout from `sandboxctl run --json` output (its base64 "stdout" fields).
+// The command's stdout (stderr) from `sandboxctl run --json` output (its base64 "stdout"
+// ("stderr") fields).
 std::string JsonStdout(const std::string& json);
+std::string JsonStderr(const std::string& json);
 // How often `needle` occurs in `text`.
 int CountOf(const std::string& text, const std::string& needle);
 

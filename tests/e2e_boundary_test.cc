@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +24,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "launcher/sandbox_process.h"
+#include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 #include "tests/poll_until.h"
@@ -39,7 +41,8 @@ void WriteFile(const std::string& path, const std::string& content) {
 // The first process whose command line contains `marker`, as the host sees it.
 struct HostProcess {
   pid_t pid = -1;
-  long uid = -1;
+  long uid = -1;  // real uid
+  long gid = -1;  // real gid
 };
 HostProcess FindHostProcess(const std::string& marker) {
   HostProcess found;
@@ -54,14 +57,38 @@ HostProcess FindHostProcess(const std::string& marker) {
          absl::StrSplit(ReadFile(absl::StrCat("/proc/", e->d_name, "/status")), '\n')) {
       if (absl::ConsumePrefix(&line, "Uid:")) {
         found.uid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
-        found.pid = std::stoi(e->d_name);
-        break;
+      } else if (absl::ConsumePrefix(&line, "Gid:")) {
+        found.gid = std::stol(std::string(absl::StripLeadingAsciiWhitespace(line)));
       }
     }
-    if (found.uid >= 0) break;
+    if (found.uid >= 0 && found.gid >= 0) {
+      found.pid = std::stoi(e->d_name);
+      break;
+    }
   }
   closedir(proc);
   return found;
+}
+
+// Runs `sleep <marker>` through `run` and looks at the sleep from the host while it runs (a
+// sandboxed process is no child of the test: only /proc shows it); the look ends the sleep.
+HostProcess HostViewOfASleep(const std::function<ProgramResult(const std::string&)>& run) {
+  const std::string marker = absl::StrCat("2718.", getpid());
+  HostProcess seen;
+  ::testing::AssertionResult looked = ::testing::AssertionFailure();
+  std::thread looker([&] {
+    looked = PollUntil(
+        [&] {
+          seen = FindHostProcess("sleep " + marker);
+          return seen.pid > 0;
+        },
+        absl::Seconds(30), "the sandboxed sleep");
+    if (looked) kill(seen.pid, SIGTERM);
+  });
+  ProgramResult r = run("sleep " + marker + "; true");
+  looker.join();
+  EXPECT_TRUE(looked) << r.out << r.err;
+  return seen;
 }
 
 class BoundaryTest : public ::testing::TestWithParam<bool> {
@@ -72,11 +99,8 @@ class BoundaryTest : public ::testing::TestWithParam<bool> {
     auto daemons = Daemons::Start({.unprivileged_broker = Unprivileged()});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
-    work_ = d_->MakeWorkdir();
+    work_ = d_->MakeWorkdir();  // the caller's
     ASSERT_FALSE(work_.empty());
-    if (Unprivileged()) {
-      ASSERT_EQ(chown(work_.c_str(), d_->broker_uid(), static_cast<gid_t>(-1)), 0);
-    }
   }
 
   // The uid files made by the sandbox are owned by on the host: the caller's (a root
@@ -100,12 +124,7 @@ class BoundaryTest : public ::testing::TestWithParam<bool> {
                         extra, "}");
   }
 
-  // Chown what the test made on the host to the caller, so an unprivileged caller owns it.
-  void GiveToCaller(const std::string& path) {
-    if (Unprivileged()) {
-      RunProgram({"chown", "-R", absl::StrCat(d_->broker_uid()), path});
-    }
-  }
+  void GiveToCaller(const std::string& path) { d_->GiveToCaller(path); }
 
   std::unique_ptr<Daemons> d_;
   std::string work_;
@@ -129,25 +148,24 @@ TEST_P(BoundaryTest, TheCommandIsNeverHostRootAndHoldsNoCapability) {
 }
 
 TEST_P(BoundaryTest, TheHostUidOfARunningCommandIsUnprivileged) {
-  const std::string marker = absl::StrCat("2718.", getpid());
-  // The run lasts until the host has looked: the looker ends the sleep once it has seen it
-  // (a sandboxed process is no child of the test; only /proc shows it).
-  HostProcess seen;
-  ::testing::AssertionResult looked = ::testing::AssertionFailure();
-  std::thread looker([&] {
-    looked = PollUntil(
-        [&] {
-          seen = FindHostProcess("sleep " + marker);
-          return seen.pid > 0;
-        },
-        absl::Seconds(30), "the sandboxed sleep");
-    if (looked) kill(seen.pid, SIGTERM);
-  });
-  ProgramResult r = Run("sleep " + marker + "; true");
-  looker.join();
-  ASSERT_TRUE(looked) << r.out << r.err;
+  HostProcess seen = HostViewOfASleep([&](const std::string& script) { return Run(script); });
+  ASSERT_GT(seen.pid, 0);
   EXPECT_GT(seen.uid, 0) << "the sandboxed command ran as host uid " << seen.uid;
   EXPECT_EQ(seen.uid, Unprivileged() ? static_cast<long>(d_->broker_uid()) : 65530L);
+}
+
+// A root caller's commands run as the launcher's --root-sandbox-uid / --root-sandbox-gid.
+TEST(RootSandboxIds, TheLaunchersFlagsPickTheHostIdsOfARootCallersCommands) {
+  auto d =
+      Daemons::Start({.launcher_flags = {"--root-sandbox-uid=65531", "--root-sandbox-gid=65532"}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  HostProcess seen = HostViewOfASleep([&](const std::string& script) {
+    return (*d)->Sandboxctl({"run", "--json", "--", "bash", "-c", script}, work);
+  });
+  ASSERT_GT(seen.pid, 0);
+  EXPECT_EQ(seen.uid, 65531L);
+  EXPECT_EQ(seen.gid, 65532L);
 }
 
 // The command holds nothing but its stdio: not the bridge's listening sockets, not the
@@ -157,19 +175,33 @@ TEST_P(BoundaryTest, TheCommandInheritsOnlyItsStdio) {
   EXPECT_EQ(JsonStdout(r.out), "0 1 2 3 ") << JsonStdout(r.out) << r.err;  // 3: ls's own dir
 }
 
+// Every write is attempted and its status printed: the script must have run to its end.
+// binfmt_misc: /proc/sys comes in as a read-only bind (recursive: a binfmt_misc the host mounts
+// there comes along read-only); where the host mounts none it is an empty directory of that
+// read-only /proc/sys, and mounting one inside is refused.
 TEST_P(BoundaryTest, KernelTunablesAndSysrqAreReadOnly) {
   const std::string before = ReadFile("/proc/sys/kernel/core_pattern");
+  const bool host_binfmt = Exists("/proc/sys/fs/binfmt_misc/register");
   ProgramResult r =
       Run("echo '|/tmp/evil' > /proc/sys/kernel/core_pattern; echo core=$?;"
           "echo 3 > /proc/sys/vm/drop_caches; echo drop=$?;"
           "echo 1 > /proc/sys/kernel/sysrq; echo sysrq=$?;"
           "echo b > /proc/sysrq-trigger; echo trigger=$?;"
-          "echo ':x:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
-          "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?");
+          "echo binfmt-entries=$(ls -A /proc/sys/fs/binfmt_misc | wc -l);"
+          "echo ':ccsx:M::ab::/tmp/evil:' > /proc/sys/fs/binfmt_misc/register; echo binfmt=$?;"
+          "mount -t binfmt_misc none /proc/sys/fs/binfmt_misc; echo binfmt-mount=$?;"
+          "echo 1 > /proc/sys/net/ipv4/ip_forward; echo fwd=$?;"
+          "echo end");
   const std::string out = JsonStdout(r.out);
-  for (const char* knob : {"core=0", "drop=0", "sysrq=0", "trigger=0", "binfmt=0"}) {
-    EXPECT_FALSE(absl::StrContains(out, knob)) << out;
+  EXPECT_EQ(r.exit_code, 0) << out << r.err;
+  EXPECT_TRUE(absl::EndsWith(out, "end\n")) << out << r.err;
+  for (const char* knob :
+       {"core=", "drop=", "sysrq=", "trigger=", "binfmt=", "binfmt-mount=", "fwd="}) {
+    EXPECT_TRUE(absl::StrContains(out, knob)) << knob << "\n" << out;
+    EXPECT_FALSE(absl::StrContains(out, absl::StrCat(knob, "0\n"))) << knob << "\n" << out;
   }
+  if (!host_binfmt) EXPECT_TRUE(absl::StrContains(out, "binfmt-entries=0\n")) << out;
+  EXPECT_FALSE(Exists("/proc/sys/fs/binfmt_misc/ccsx"));
   EXPECT_EQ(ReadFile("/proc/sys/kernel/core_pattern"), before);
 }
 
@@ -229,6 +261,110 @@ TEST_P(BoundaryTest, BindsThatReachTheControlPlaneAreRefusedHoweverSpelled) {
   }
 }
 
+// An Exec's own working directory outside every bind is refused naming the field; one inside a
+// bind is where the command starts.
+TEST_P(BoundaryTest, AnExecsWorkdirOutsideEveryBindIsRefused) {
+  ASSERT_EQ(mkdir((work_ + "/sub").c_str(), 0777), 0);
+  GiveToCaller(work_ + "/sub");
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::LaunchRequest launch;
+    launch.mutable_spec()->set_session_id("workdir");
+    launch.mutable_spec()->add_bind_mounts()->set_host_path(work_);
+    v1::SandboxHandle handle;
+    grpc::Status launched = stub->Launch(&ctx, launch, &handle);
+    ASSERT_TRUE(launched.ok()) << launched.error_message();
+  }
+  auto exec = [&](const std::string& workdir, std::string* out) {
+    grpc::ClientContext ctx;
+    v1::ExecRequest request;
+    request.set_session_id("workdir");
+    request.add_argv("pwd");
+    request.set_guest_workdir(workdir);
+    auto reader = stub->Exec(&ctx, request);
+    v1::SandboxEvent event;
+    while (reader->Read(&event)) *out += event.stdout();
+    return reader->Finish();
+  };
+  for (const std::string& outside : std::vector<std::string>{"/etc", "/var", work_ + "-sibling"}) {
+    std::string out;
+    grpc::Status refused = exec(outside, &out);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << outside;
+    EXPECT_TRUE(absl::StartsWith(refused.error_message(), "guestWorkdir: "))
+        << refused.error_message();
+    EXPECT_TRUE(absl::StrContains(refused.error_message(), "outside every bind"))
+        << refused.error_message();
+    EXPECT_EQ(out, "") << outside;
+  }
+  std::string out;
+  grpc::Status inside = exec(work_ + "/sub", &out);
+  EXPECT_TRUE(inside.ok()) << inside.error_message();
+  EXPECT_EQ(out, work_ + "/sub\n");
+}
+
+// The launcher checks the plan's workdir again, for a one-shot run against its own mounts and
+// for a run in a warm sandbox against the sandbox's: a plan that bypassed the broker's check
+// starts nowhere. (Root broker only: the launcher serves only the broker's uid, and the test
+// calls it as root.)
+TEST(LauncherChecksAgain, AWorkdirOutsideEveryBindIsRefused) {
+  auto d = Daemons::Start();
+  ASSERT_TRUE(d.ok()) << d.status();
+  const std::string work = (*d)->MakeWorkdir();
+  auto broker = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel((*d)->broker_address(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext ctx;
+    v1::LaunchRequest launch;
+    launch.mutable_spec()->set_session_id("again");
+    launch.mutable_spec()->add_bind_mounts()->set_host_path(work);
+    v1::SandboxHandle handle;
+    grpc::Status launched = broker->Launch(&ctx, launch, &handle);
+    ASSERT_TRUE(launched.ok()) << launched.error_message();
+  }
+  // "session again: sandbox <id> warm (...)"
+  const std::string log = (*d)->BrokerLog();
+  const std::string key = "session again: sandbox ";
+  const size_t at = log.find(key);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string sandbox_id =
+      log.substr(at + key.size(), log.find(' ', at + key.size()) - at - key.size());
+  auto launcher = v1::SandboxLauncher::NewStub(
+      grpc::CreateChannel("unix:" + (*d)->launcher_socket(), grpc::InsecureChannelCredentials()));
+  auto run = [&](v1::LaunchPlan plan) {
+    grpc::ClientContext ctx;
+    auto reader = launcher->Run(&ctx, plan);
+    v1::SandboxEvent event;
+    int events = 0;
+    while (reader->Read(&event)) ++events;
+    EXPECT_EQ(events, 0) << "a refused plan starts nothing";
+    return reader->Finish();
+  };
+  v1::LaunchPlan one_shot;
+  one_shot.set_run_id("again-1");
+  one_shot.set_session_id("again");
+  one_shot.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  one_shot.add_argv("pwd");
+  v1::PlanMount* mount = one_shot.add_mounts();
+  mount->set_host_path(work);
+  mount->set_guest_path(work);
+  one_shot.set_workdir("/etc");
+  v1::LaunchPlan in_sandbox;
+  in_sandbox.set_run_id("again-2");
+  in_sandbox.set_session_id("again");
+  in_sandbox.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  in_sandbox.set_sandbox_id(sandbox_id);
+  in_sandbox.add_argv("pwd");
+  in_sandbox.set_workdir("/etc");
+  for (const v1::LaunchPlan& plan : {one_shot, in_sandbox}) {
+    grpc::Status refused = run(plan);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << plan.run_id();
+    EXPECT_TRUE(absl::StartsWith(refused.error_message(), "workdir: '/etc' is outside every bind"))
+        << plan.run_id() << ": " << refused.error_message();
+  }
+}
+
 // However a caller inside a pid namespace other than ours got hold of the broker's socket,
 // it is refused.
 TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
@@ -240,6 +376,35 @@ TEST_P(BoundaryTest, ACallerInANestedPidNamespaceIsRefused) {
   EXPECT_NE(inside.exit_code, 0) << inside.out;
   EXPECT_TRUE(absl::StrContains(inside.err, "callers inside a sandbox")) << inside.err;
   EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "nested pid namespace")) << d_->BrokerLog();
+}
+
+// The same for the launcher's socket: a caller in a nested pid namespace is refused before its
+// uid is even looked at (python's gRPC calls Probe, an empty request, by name).
+TEST_P(BoundaryTest, ALauncherCallerInANestedPidNamespaceIsRefused) {
+  const std::string probe =
+      "import sys, grpc\n"
+      "call = grpc.insecure_channel(sys.argv[1]).unary_unary(\n"
+      "    '/ccsandbox.v1.SandboxLauncher/Probe',\n"
+      "    request_serializer=lambda m: m, response_deserializer=lambda b: b)\n"
+      "try:\n"
+      "    call(b'', timeout=20)\n"
+      "    print('OK')\n"
+      "except grpc.RpcError as e:\n"
+      "    print(e.code().name, e.details())\n";
+  const std::string address = "unix:" + d_->launcher_socket();
+  ProgramResult outside = RunProgram({"/usr/bin/python3", "-c", probe, address});
+  // As root: served by a root broker's launcher; an unprivileged broker's serves only its uid.
+  EXPECT_EQ(outside.out, Unprivileged() ? "PERMISSION_DENIED this uid is not allowed to use the "
+                                          "sandbox launcher\n"
+                                        : "OK\n")
+      << outside.err;
+  ProgramResult inside = RunProgram(
+      {"unshare", "--pid", "--fork", "--mount-proc", "/usr/bin/python3", "-c", probe, address});
+  EXPECT_EQ(inside.out,
+            "PERMISSION_DENIED callers inside a sandbox may not use the sandbox launcher (nested "
+            "pid namespace)\n")
+      << inside.err;
+  EXPECT_TRUE(absl::StrContains(d_->LauncherLog(), "nested pid namespace")) << d_->LauncherLog();
 }
 
 TEST_P(BoundaryTest, UnixSocketsInBoundTreesAreHiddenUnlessNamed) {
@@ -544,6 +709,23 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
   EXPECT_EQ(ReadFile(work_ + "/co*py/file"), "c\n");
 }
 
+// A protected path with glob characters in its name that does not exist at Launch: its literal
+// name cannot be created, by any route.
+TEST_P(BoundaryTest, AMissingProtectedPathWithGlobCharactersCannotBeCreated) {
+  ASSERT_EQ(mkdir((work_ + "/stage").c_str(), 0777), 0);
+  GiveToCaller(work_ + "/stage");
+  ProgramResult r =
+      Run("mkdir 'co*py'; echo mkdir=$?; echo x > 'co*py'; echo file=$?;"
+          "mv stage 'co*py'; echo mv=$?; ln -s stage 'co*py'; echo symlink=$?;"
+          "mkdir copy; echo other=$?",
+          BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
+  const std::string out = JsonStdout(r.out);
+  EXPECT_EQ(out, "mkdir=1\nfile=1\nmv=1\nsymlink=1\nother=0\n") << r.out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/co*py"));
+  EXPECT_TRUE(Exists(work_ + "/stage"));
+  EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("target":")", work_, "/co*py\"")), 4) << r.out;
+}
+
 // A mount inside a bound tree (here a bind of the daemons' socket directory) does not come
 // along: the sandbox sees the directory beneath it.
 TEST(Submounts, AMountInsideABoundTreeIsNotCarriedIn) {
@@ -565,7 +747,9 @@ TEST(Submounts, AMountInsideABoundTreeIsNotCarriedIn) {
 
 // A sandbox that fails to start says so, with bwrap's own words (at Launch: the session's
 // sandbox starts there), and is not reported as the create guard's death.
-TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
+class SandboxStart : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SandboxStart, ABwrapFailureIsReportedAsSuch) {
   char tmpl[] = "/var/tmp/ccs-fakebwrap.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string fake = std::string(tmpl) + "/bwrap";
@@ -574,7 +758,8 @@ TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
             "permitted' >&2\nexit 1\n");
   chmod(fake.c_str(), 0755);
   chmod(tmpl, 0755);
-  auto d = Daemons::Start({.launcher_flags = {"--bwrap=" + fake}});
+  auto d =
+      Daemons::Start({.launcher_flags = {"--bwrap=" + fake}, .unprivileged_broker = GetParam()});
   ASSERT_TRUE(d.ok()) << d.status();
   const std::string work = (*d)->MakeWorkdir();
   ProgramResult r = (*d)->Sandboxctl({"run", "--json", "--", "touch", "ran"}, work);
@@ -586,10 +771,8 @@ TEST(SandboxStart, ABwrapFailureIsReportedAsSuch) {
   RunProgram({"rm", "-rf", tmpl});
 }
 
-INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "UnprivilegedBroker" : "RootBroker";
-                         });
+INSTANTIATE_TEST_SUITE_P(Brokers, BoundaryTest, ::testing::Bool(), BrokerIdentityName);
+INSTANTIATE_TEST_SUITE_P(Brokers, SandboxStart, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

@@ -165,8 +165,12 @@ class ConnectionCapTest : public ClientTest {
   std::string web_host_;
 };
 
-TEST_F(ConnectionCapTest, ASessionAtItsCapIsRefusedButDoesNotStopOthers) {
-  StartDaemons();
+// An unprivileged broker raises its descriptor limit only as far as its hard limit goes.
+class ConnectionCapTestByBroker : public ConnectionCapTest,
+                                  public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ConnectionCapTestByBroker, ASessionAtItsCapIsRefusedButDoesNotStopOthers) {
+  StartDaemons({.unprivileged_broker = GetParam()});
   ASSERT_TRUE(Launch("greedy", {echo_host_}).ok());
   ASSERT_TRUE(Launch("neighbour", {web_host_}).ok());
   GreedySession greedy(*stub_, "greedy", echo_host_);
@@ -205,6 +209,8 @@ TEST_F(ConnectionCapTest, TheTotalCapStillLeavesALightSessionItsConnections) {
   first.Join();
   second.Join();
 }
+
+INSTANTIATE_TEST_SUITE_P(Brokers, ConnectionCapTestByBroker, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

@@ -18,13 +18,13 @@ namespace {
 
 bool Exists(const std::string& path) { return PathExists(path); }
 
-class CreateGuardTest : public ::testing::Test {
+class CreateGuardFixture : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto daemons = Daemons::Start();
+  void StartDaemons(bool unprivileged_broker) {
+    auto daemons = Daemons::Start({.unprivileged_broker = unprivileged_broker});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
-    work_ = d_->MakeWorkdir();
+    work_ = d_->MakeWorkdir();  // the caller's
   }
 
   // A chat-mode run with the working tree bound writable: the full dispatch policy.
@@ -40,7 +40,20 @@ class CreateGuardTest : public ::testing::Test {
   std::string work_;
 };
 
-TEST_F(CreateGuardTest, ANewEnvFileIsRefusedWithOneViolationEvent) {
+// The guard's emulated creations, as the command's identity, with the broker as root (the
+// command runs as the sandbox uid) and as an unprivileged user (as that user).
+class CreateGuardTest : public CreateGuardFixture, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override { StartDaemons(GetParam()); }
+};
+
+// Many creations in one run: what they measure does not depend on the broker's identity.
+class CreateGuardBulkTest : public CreateGuardFixture {
+ protected:
+  void SetUp() override { StartDaemons(false); }
+};
+
+TEST_P(CreateGuardTest, ANewEnvFileIsRefusedWithOneViolationEvent) {
   ProgramResult r = Run("touch .env; echo touch=$?; echo ok > notes.txt; echo notes=$?");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string out = JsonStdout(r.out);
@@ -55,7 +68,7 @@ TEST_F(CreateGuardTest, ANewEnvFileIsRefusedWithOneViolationEvent) {
   EXPECT_LT(r.out.find("\"violation\""), r.out.find("\"exit\"")) << r.out;
 }
 
-TEST_F(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
+TEST_P(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
   std::ofstream(work_ + "/spec.json")
       << R"({"mode": "chat", "bindMounts": [{"hostPath": ")" << work_
       << R"("}], "writeDenyPatterns": {"patterns": ["*.p12"]}})";
@@ -69,9 +82,10 @@ TEST_F(CreateGuardTest, ExtraPatternsAddToTheStandardSet) {
   EXPECT_EQ(CountOf(r.out, "file-write-create"), 2) << r.out;
 }
 
-TEST_F(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
+TEST_P(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
   ASSERT_EQ(mkdir((work_ + "/sub").c_str(), 0755), 0);
   std::ofstream(work_ + "/plain.txt") << "data";
+  d_->GiveToCaller(work_);
   ProgramResult r =
       Run("cd sub;"
           "echo k > server.key; echo redirect=$?;"
@@ -99,10 +113,11 @@ TEST_F(CreateGuardTest, EveryShellRouteToAMatchingNameIsRefused) {
   EXPECT_EQ(ReadFile(work_ + "/sub/allowed.txt"), "fine\n");
 }
 
-TEST_F(CreateGuardTest, ExistingMatchingFilesAreReadOnlyFromLaunch) {
+TEST_P(CreateGuardTest, ExistingMatchingFilesAreReadOnlyFromLaunch) {
   std::ofstream(work_ + "/.env") << "TOKEN=original\n";
   ASSERT_EQ(mkdir((work_ + "/tls").c_str(), 0755), 0);
   std::ofstream(work_ + "/tls/server.pem") << "CERT\n";
+  d_->GiveToCaller(work_);
   ProgramResult r =
       Run("echo TOKEN=stolen >> .env; echo append=$?;"
           "rm -f .env; echo rm=$?;"
@@ -117,7 +132,7 @@ TEST_F(CreateGuardTest, ExistingMatchingFilesAreReadOnlyFromLaunch) {
   EXPECT_EQ(ReadFile(work_ + "/tls/server.pem"), "CERT\n");
 }
 
-TEST_F(CreateGuardTest, PrivateTmpIsFreeAndNothingThereOutlivesTheRun) {
+TEST_P(CreateGuardTest, PrivateTmpIsFreeAndNothingThereOutlivesTheRun) {
   // The sandbox's own /tmp (a private tmpfs) is where creation is left to the kernel: even a
   // matching name there is harmless, it disappears with the sandbox.
   ProgramResult r = Run("touch /tmp/.env /tmp/a.pem && ls -a /tmp");
@@ -128,13 +143,14 @@ TEST_F(CreateGuardTest, PrivateTmpIsFreeAndNothingThereOutlivesTheRun) {
 
 // Ordinary git work in a repository that existed at Launch: everything but its config and
 // hooks stays writable. (Its config is read-only: identity comes from the environment.)
-TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
+TEST_P(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
   ProgramResult made = RunProgram(
       {"bash", "-c",
        absl::StrCat(
            "set -e; cd ", work_, "; git init -q -b main repo; cd repo;",
            "git -c user.email=h@example.com -c user.name=h commit -q --allow-empty -m root")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
+  d_->GiveToCaller(work_);
   ProgramResult r =
       Run("set -e; cd repo; export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com "
           "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com;"
@@ -148,20 +164,21 @@ TEST_F(CreateGuardTest, OrdinaryGitWorkInAnExistingRepository) {
   EXPECT_EQ(r.exit_code, 0) << JsonStdout(r.out) << r.err << r.out;
   EXPECT_TRUE(absl::StrContains(JsonStdout(r.out), "fsck-ok")) << r.out;
   EXPECT_EQ(CountOf(r.out, "\"violation\""), 0) << r.out;
-  // Created by us on the command's behalf, owned as if it had created them.
+  // Created by us on the command's behalf, owned as if it had created them: the caller's.
   struct stat st;
   ASSERT_EQ(stat((work_ + "/repo/src/f1.txt").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, getuid());
+  EXPECT_EQ(st.st_uid, d_->broker_uid());
 }
 
 // Whatever is renamed to a name under which a rule could match is refused, file or directory:
 // the object's type at check time proves nothing, since another writer on the tree can swap a
 // plain file for a prepared directory (RENAME_EXCHANGE) before the rename runs — which is how
 // two sessions once planted .git/modules/<sub>/{config,hooks} that host git then ran.
-TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
+TEST_P(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
   ProgramResult made =
       RunProgram({"bash", "-c", absl::StrCat("set -e; cd ", work_, "; git init -q -b main repo")});
   ASSERT_EQ(made.exit_code, 0) << made.err;
+  d_->GiveToCaller(work_);
   ProgramResult r =
       Run("cd repo/.git; echo x > plain; mkdir -p stage/sub/hooks;"
           "mv plain modules; echo file=$?;"
@@ -177,9 +194,33 @@ TEST_F(CreateGuardTest, AnythingRenamedWhereARuleCouldMatchBeneathIsRefused) {
   EXPECT_GE(CountOf(r.out, "file-write-create"), 3) << r.out;
 }
 
+// The spec's denyWriteNames add to the trusted names for this launch: a new match is refused at
+// creation (EACCES, one violation naming the rule), an existing one is read-only.
+TEST_P(CreateGuardTest, DenyWriteNamesExtendTheTrustedNamesPerLaunch) {
+  ASSERT_EQ(mkdir((work_ + "/tools").c_str(), 0755), 0);
+  std::ofstream(work_ + "/tools/y.sh") << "echo y\n";
+  d_->GiveToCaller(work_);
+  std::ofstream(work_ + "/spec.json") << R"({"mode": "chat", "bindMounts": [{"hostPath": ")"
+                                      << work_ << R"("}], "denyWriteNames": ["tools/*.sh"]})";
+  ProgramResult r =
+      d_->Sandboxctl({"run", "--json", "--spec=" + work_ + "/spec.json", "--", "bash", "-c",
+                      "echo x > tools/x.sh; echo new=$?; echo more >> tools/y.sh; echo existing=$?;"
+                      "echo ok > tools/notes.txt; echo other=$?; echo z > y.sh; echo elsewhere=$?"},
+                     work_);
+  const std::string out = JsonStdout(r.out);
+  EXPECT_EQ(out, "new=1\nexisting=1\nother=0\nelsewhere=0\n") << r.out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/tools/x.sh"));
+  EXPECT_EQ(ReadFile(work_ + "/tools/y.sh"), "echo y\n");
+  EXPECT_EQ(ReadFile(work_ + "/tools/notes.txt"), "ok\n");
+  EXPECT_EQ(CountOf(r.out, Violation(work_ + "/tools/x.sh")), 1) << r.out;
+  EXPECT_EQ(CountOf(r.out, "file-write-create"), 1) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "'tools/*.sh' is something the host runs or trusts"))
+      << r.out;
+}
+
 // RENAME_WHITEOUT leaves a character device (0:0) at the source's name; the sandbox makes no
 // device nodes, so it is refused (EPERM) and both names stay as they were.
-TEST_F(CreateGuardTest, RenameWhiteoutIsRefused) {
+TEST_P(CreateGuardTest, RenameWhiteoutIsRefused) {
   ProgramResult r =
       Run("echo x > wsrc; python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True);"
           " r = libc.renameat2(-100, b\"wsrc\", -100, b\"wdst\", 4);"
@@ -192,7 +233,7 @@ TEST_F(CreateGuardTest, RenameWhiteoutIsRefused) {
 
 // A repository the agent creates in a writable bind would be one the human's git later runs
 // the config and hooks of: `git init` / `git clone` there are refused; in /tmp they work.
-TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
+TEST_P(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
   ProgramResult r =
       Run("git init -q repo; echo init=$?;"
           "cd /tmp && git init -q scratch && cd scratch && git -c user.email=a@b -c user.name=a "
@@ -205,7 +246,7 @@ TEST_F(CreateGuardTest, NewRepositoriesOnlyInThePrivateTmp) {
   EXPECT_EQ(CountOf(r.out, Violation(work_ + "/repo/.git")), 1) << r.out;
 }
 
-TEST_F(CreateGuardTest, UntarOfFiveThousandFilesRefusesOnlyTheEnv) {
+TEST_F(CreateGuardBulkTest, UntarOfFiveThousandFilesRefusesOnlyTheEnv) {
   // The archive is made on the host, then unpacked inside the sandbox.
   const std::string src = work_ + "/src";
   ProgramResult made = RunProgram(
@@ -226,7 +267,7 @@ TEST_F(CreateGuardTest, UntarOfFiveThousandFilesRefusesOnlyTheEnv) {
   EXPECT_EQ(CountOf(r.out, Violation(work_ + "/out/pkg/d7/.env")), 1) << r.out;
 }
 
-TEST_F(CreateGuardTest, NpmStyleWritesOfManySmallFiles) {
+TEST_F(CreateGuardBulkTest, NpmStyleWritesOfManySmallFiles) {
   // What a package manager does: nested directories, many small files, renames into place.
   const char* script = R"JS(
 const fs = require('fs'), path = require('path');
@@ -253,6 +294,8 @@ console.log('files=' + n + ' pem=' + refused);
   EXPECT_EQ(ReadFile(work_ + "/node_modules/pkg39/lib/f49.js"), "module.exports = 49;\n");
   EXPECT_FALSE(Exists(work_ + "/node_modules/pkg1/key.pem"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Brokers, CreateGuardTest, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

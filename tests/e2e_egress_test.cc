@@ -3,9 +3,11 @@
 // sandbox. Names resolve from a hosts file given to the broker (--egress-hosts-file), so every
 // upstream is a server of this test on the host's 127.0.0.1 and nothing leaves the machine.
 #include <dirent.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -13,8 +15,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "launcher/sandbox_process.h"
 #include "proxy/proxy_test_support.h"
 #include "tests/daemon_fixture.h"
 #include "tests/poll_until.h"
@@ -46,7 +50,7 @@ class EgressTest : public ::testing::Test {
     hosts_ = absl::StrCat("/tmp/egress-hosts-", getpid());
     WriteFile(hosts_,
               "127.0.0.1 allowed.test other.test metadata.google.internal\n"
-              "127.0.0.1 echo.test\n");
+              "127.0.0.1 echo.test git.test\n");
     DaemonOptions options;
     options.broker_flags = {"--egress-hosts-file=" + hosts_};
     auto daemons = Daemons::Start(options);
@@ -205,6 +209,81 @@ TEST_F(EgressTest, ConcurrentSessionsKeepTheirOwnAllowlists) {
   EXPECT_EQ(CountOf(JsonStdout(closed_result.out), "403 "), 10) << closed_result.out;
   EXPECT_EQ(CountOf(closed_result.out, "network-outbound"), 10) << closed_result.out;
   EXPECT_EQ(origin_.accepted(), 10);
+}
+
+// A line of a child's stdout ("" after `seconds` or at EOF).
+std::string ReadLine(launcher::SandboxProcess& process, double seconds) {
+  std::string line;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (line.empty() || line.back() != '\n') {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd fd{process.stdout_fd(), POLLIN, 0};
+    if (left.count() <= 0 || poll(&fd, 1, static_cast<int>(left.count())) <= 0) return "";
+    char c;
+    if (read(process.stdout_fd(), &c, 1) != 1) return "";
+    line += c;
+  }
+  return line;
+}
+
+// Ordinary git work with an egress allowlist: `git fetch` over smart HTTP from a server on the
+// host (git http-backend), through the sandbox's proxy, into a repository bound writable; and
+// a commit in a linked worktree made on the host before Launch, the main repository bound too.
+TEST_F(EgressTest, GitFetchesThroughTheProxyAndCommitsInALinkedWorktree) {
+  const std::string served = d_->MakeWorkdir();  // not bound
+  launcher::ProcessSpec server_spec;
+  server_spec.executable = "/usr/bin/python3";
+  server_spec.argv = {"python3", Runfile("tests/python/git_http_server.py"), served};
+  server_spec.envp = {"PATH=/usr/bin:/bin"};
+  absl::StatusOr<std::unique_ptr<launcher::SandboxProcess>> server =
+      launcher::SandboxProcess::Spawn(server_spec);  // its process group dies with the test
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string port_line = ReadLine(**server, 30);
+  ASSERT_TRUE(absl::StartsWith(port_line, "port ")) << port_line;
+  const std::string port(absl::StripSuffix(port_line.substr(5), "\n"));
+  const std::string remote = absl::StrCat("http://git.test:", port, "/upstream.git");
+  const std::string git = "git -c user.email=h@example.com -c user.name=h";
+  ProgramResult made = RunProgram(
+      {"bash", "-c",
+       absl::StrCat("set -e; cd ", served, "; git init -q --bare -b main upstream.git;",
+                    "git init -q -b main seed; cd seed; ", git, " commit -q --allow-empty -m one;",
+                    "git push -q ../upstream.git main; cd ", work_, "; git clone -q ", served,
+                    "/upstream.git repo; git -C repo remote set-url origin ", remote, "; cd ",
+                    served, "/seed; ", git, " commit -q --allow-empty -m two;",
+                    "git push -q ../upstream.git main; cd ", work_,
+                    "; git -C repo worktree add -q -b feature ../wt")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string spec = work_ + "/git.json";
+  WriteFile(spec, absl::StrCat(R"({"mode": "chat", "bindMounts": [{"hostPath": ")", work_,
+                               R"("}], "egressAllowlist": ["git.test:)", port, R"("]})"));
+  ProgramResult r = Run(spec,
+                        "set -e; export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com "
+                        "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com;"
+                        "cd repo; git fetch -q origin; git merge -q --ff-only origin/main;"
+                        "echo main=$(git log --format=%s | tr '\\n' ,);"
+                        "cd ../wt; echo w > w.txt; git add w.txt; git commit -q -m 'in worktree';"
+                        "echo feature=$(git log -1 --format=%s)",
+                        /*json=*/true);
+  const std::string out = JsonStdout(r.out);
+  EXPECT_EQ(r.exit_code, 0) << out << JsonStderr(r.out) << r.err;
+  EXPECT_TRUE(absl::StrContains(out, "main=two,one,\n")) << out << JsonStderr(r.out);
+  EXPECT_TRUE(absl::StrContains(out, "feature=in worktree\n")) << out << JsonStderr(r.out);
+  EXPECT_EQ(CountOf(r.out, "\"violation\""), 0) << r.out;
+  // On the host: the fetched commit, and the worktree's commit on its branch.
+  ProgramResult log = RunProgram({"git", "-C", work_ + "/repo", "log", "--format=%s", "feature"});
+  EXPECT_EQ(log.out, "in worktree\none\n") << log.err;
+  EXPECT_EQ(RunProgram({"git", "-C", work_ + "/repo", "rev-parse", "main"}).out,
+            RunProgram({"git", "-C", served + "/upstream.git", "rev-parse", "main"}).out);
+  // Without the allowlist entry the proxy refuses the same fetch: it went through the proxy.
+  const std::string closed = work_ + "/closed.json";
+  WriteFile(closed, absl::StrCat(R"({"mode": "chat", "bindMounts": [{"hostPath": ")", work_,
+                                 R"("}], "egressAllowlist": []})"));
+  ProgramResult refused = Run(closed, "cd repo; git fetch -q origin; echo fetch=$?", true);
+  EXPECT_TRUE(absl::StrContains(JsonStdout(refused.out), "fetch=128")) << refused.out;
+  EXPECT_TRUE(absl::StrContains(
+      refused.out, absl::StrCat(R"("action":"network-outbound","target":"git.test:)", port)))
+      << refused.out;
 }
 
 TEST_F(EgressTest, NoSocketFileOutlivesItsSession) {

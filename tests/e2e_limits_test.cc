@@ -22,12 +22,13 @@ namespace {
 
 constexpr size_t kBoundedMessage = 1024;
 
-class LimitsTest : public ::testing::Test {
+// With the broker as root and as an unprivileged user (the production shape).
+class LimitsTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     // sandboxctl stops reading an oversized stdin: the rest must not kill this process.
     signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start();
+    auto daemons = Daemons::Start({.unprivileged_broker = GetParam()});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
     // No client-side limits: the point is what the daemons do with whatever arrives.
@@ -103,7 +104,7 @@ struct LaunchCase {
   const char* field;
 };
 
-TEST_F(LimitsTest, LaunchRefusesOversizedAndMalformedSpecsNamingTheField) {
+TEST_P(LimitsTest, LaunchRefusesOversizedAndMalformedSpecsNamingTheField) {
   const std::string big_path = "/var/tmp/" + std::string(10 << 20, 'p');  // 10 MB
   const LaunchCase cases[] = {
       {"20,000 bind mounts",
@@ -154,7 +155,7 @@ struct ExecCase {
   const char* field;
 };
 
-TEST_F(LimitsTest, ExecRefusesOversizedAndMalformedRequestsNamingTheField) {
+TEST_P(LimitsTest, ExecRefusesOversizedAndMalformedRequestsNamingTheField) {
   ASSERT_TRUE(Launch(GoodSpec("exec-limits")).ok());
   const ExecCase cases[] = {
       {"argv with 100,000 entries",
@@ -226,7 +227,7 @@ TEST_F(LimitsTest, ExecRefusesOversizedAndMalformedRequestsNamingTheField) {
   ExpectStillServing("after-exec-limits");
 }
 
-TEST_F(LimitsTest, EveryStatusMessageIsBoundedWhateverItQuotes) {
+TEST_P(LimitsTest, EveryStatusMessageIsBoundedWhateverItQuotes) {
   grpc::ClientContext ctx;
   v1::SessionRequest request;
   request.set_session_id(std::string(5 << 20, 'g'));
@@ -236,7 +237,7 @@ TEST_F(LimitsTest, EveryStatusMessageIsBoundedWhateverItQuotes) {
   ExpectStillServing("after-bounded");
 }
 
-TEST_F(LimitsTest, AHostFileNameThatIsNotUtf8IsRefusedAtLaunchNotLost) {
+TEST_P(LimitsTest, AHostFileNameThatIsNotUtf8IsRefusedAtLaunchNotLost) {
   // A secret the sandbox must not read, under a directory no proto3 string can name.
   const std::string dir = work_ + "/\xff";
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
@@ -250,7 +251,7 @@ TEST_F(LimitsTest, AHostFileNameThatIsNotUtf8IsRefusedAtLaunchNotLost) {
   ExpectStillServing("after-bad-name");
 }
 
-TEST_F(LimitsTest, SandboxctlRefusesBeforeLaunchingAndSaysWhy) {
+TEST_P(LimitsTest, SandboxctlRefusesBeforeLaunchingAndSaysWhy) {
   const std::string sandboxctl = Runfile("broker/sandboxctl");
   const std::string broker = "--broker=" + d_->broker_address();
   ProgramResult big = RunProgram({sandboxctl, broker, "run", "--stdin", "--", "wc", "-c"},
@@ -273,9 +274,34 @@ TEST_F(LimitsTest, SandboxctlRefusesBeforeLaunchingAndSaysWhy) {
   ExpectStillServing("after-sandboxctl");
 }
 
+// A writable tree with ~3,000 existing .env files: each is a read-only deny bind (with its
+// directory pinned), more than bwrap's 9,000 arguments. Launch says so, naming what overflowed,
+// in a bounded message, before any sandbox starts.
+TEST_P(LimitsTest, DenyBindsBeyondBwrapsArgumentLimitAreRefusedAtLaunch) {
+  for (int i = 0; i < 3000; ++i) {
+    const std::string dir = absl::StrCat(work_, "/d", i);
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
+    std::ofstream(dir + "/.env") << "S=" << i << "\n";
+  }
+  d_->GiveToCaller(work_);
+  v1::SandboxSpec spec = GoodSpec("many-denies");
+  spec.set_mode("chat");
+  grpc::Status status = Launch(spec);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "deny paths")) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "bwrap accepts at most 9000"))
+      << status.error_message();
+  EXPECT_LT(status.error_message().size(), 2048u);
+  grpc::ClientContext ctx;
+  v1::ListSessionsResponse list;
+  ASSERT_TRUE(stub_->ListSessions(&ctx, v1::ListSessionsRequest(), &list).ok());
+  EXPECT_EQ(list.sessions_size(), 0);
+  ExpectStillServing("after-many-denies");  // read-only: no deny binds for the .env files
+}
+
 // A new name that is not UTF-8: its violation's target arrives with U+FFFD for the bad byte
 // (proto3 strings must be UTF-8), and the run ends normally.
-TEST_F(LimitsTest, ANonUtf8NameInAViolationArrivesSanitized) {
+TEST_P(LimitsTest, ANonUtf8NameInAViolationArrivesSanitized) {
   v1::SandboxSpec spec = GoodSpec("unparseable-event");
   spec.set_mode("chat");
   grpc::Status launched = Launch(spec);
@@ -300,6 +326,8 @@ TEST_F(LimitsTest, ANonUtf8NameInAViolationArrivesSanitized) {
   EXPECT_TRUE(sanitized) << "no violation with the sanitized name";
   ExpectStillServing("after-unparseable-event");
 }
+
+INSTANTIATE_TEST_SUITE_P(Brokers, LimitsTest, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

@@ -306,9 +306,17 @@ TEST_F(CreateGuardTest, RoutesAroundTheFilterAreClosed) {
   EXPECT_FALSE(Exists("s.pem"));
 }
 
+// The supervisor's set-id violations: action, syscall and target, in order.
+std::vector<std::string> SetIdReports(const GuardedRun& result) {
+  std::vector<std::string> reports;
+  for (const CreateViolation& v : result.violations) {
+    reports.push_back(absl::StrCat(v.action, " ", v.syscall, " ", v.target));
+  }
+  return reports;
+}
+
 TEST_F(CreateGuardTest, SetIdModesAreRefusedEvenWithoutTheBaseline) {
-  // Under the real baseline these calls fail before the supervisor sees them;
-  // here a baseline that allows everything leaves the supervisor to answer.
+  // Here a baseline that allows everything leaves every set-id mode to the supervisor.
   const sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   const GuardedSandbox sandbox(*bin_dir_, work_,
                                std::string(reinterpret_cast<const char*>(&allow), sizeof(allow)));
@@ -329,7 +337,10 @@ TEST_F(CreateGuardTest, SetIdModesAreRefusedEvenWithoutTheBaseline) {
   EXPECT_FALSE(Exists("m"));
   EXPECT_EQ(Stat("d").st_mode & 07777, 0755u);
   EXPECT_EQ(Stat("plain").st_mode & 07777, 0755u);
-  EXPECT_THAT(r.violations, IsEmpty());
+  EXPECT_THAT(
+      SetIdReports(r),
+      ElementsAre("file-write-setid openat " + Host("u"), "file-write-setid openat " + Host("g"),
+                  "file-write-setid mknodat " + Host("m"), "file-write-setid openat /tmp/t"));
   EXPECT_TRUE(r.failures.empty());
 
   // The same sandbox without the guard does make them: the refusals above
@@ -342,6 +353,44 @@ TEST_F(CreateGuardTest, SetIdModesAreRefusedEvenWithoutTheBaseline) {
   EXPECT_THAT(control.lines, ElementsAre("OK", "OK", "OK")) << control.stderr_text;
   EXPECT_EQ(Stat("unguarded/u").st_mode & 07777, 04755u);
   EXPECT_EQ(Stat("unguarded/m").st_mode & 07777, 02755u);
+}
+
+// Under a guarded run's real baseline (SetIdRule::kNotify) every set-id route reaches the
+// supervisor: EPERM, one violation each, nothing set-id on disk. Without the guard's filter the
+// same baseline fails them closed (ENOSYS: no listener).
+TEST_F(CreateGuardTest, AGuardedRunsSetIdModesAreRefusedAndReported) {
+  absl::StatusOr<std::string> guarded = SeccompBaselineProgram(SetIdRule::kNotify);
+  ASSERT_TRUE(guarded.ok()) << guarded.status();
+  const GuardedSandbox sandbox(*bin_dir_, work_, *guarded);
+  MakeFile("x");
+  ASSERT_EQ(chmod(Host("x").c_str(), 0755), 0);
+  MakeDir("d");
+  const std::vector<std::string> set_id = {"chmod-mode /work/x 4755",    "fchmod-mode /work/x 6755",
+                                           "fchmodat-mode /work/d 2775", "chmod-mode /tmp 1777",
+                                           "open-mode /work/u 4755",     "tmpfile-mode /work 2600",
+                                           "mknod-mode /tmp/m 4644",     "chmod-mode /work/x 0700"};
+  std::vector<std::string> command = {kSandboxHelper};
+  command.insert(command.end(), set_id.begin(), set_id.end());
+  GuardedRun r = sandbox.Run(command);
+  EXPECT_THAT(r.lines, ElementsAre("ERR EPERM", "ERR EPERM", "ERR EPERM", "OK", "ERR EPERM",
+                                   "ERR EPERM", "ERR EPERM", "OK"))
+      << r.stderr_text;
+  EXPECT_THAT(
+      SetIdReports(r),
+      ElementsAre("file-write-setid chmod " + Host("x"), "file-write-setid fchmod " + Host("x"),
+                  "file-write-setid fchmodat " + Host("d"), "file-write-setid openat " + Host("u"),
+                  "file-write-setid openat " + work_, "file-write-setid mknodat /tmp/m"));
+  EXPECT_EQ(Stat("x").st_mode & 07777, 0700u);  // the plain chmod after them went through
+  EXPECT_EQ(Stat("d").st_mode & 07777, 0755u);
+  EXPECT_FALSE(Exists("u"));
+  EXPECT_TRUE(r.failures.empty());
+
+  GuardedRun unguarded = sandbox.Run(command, {.guard = false});
+  EXPECT_THAT(unguarded.lines, ElementsAre("ERR ENOSYS", "ERR ENOSYS", "ERR ENOSYS", "OK",
+                                           "ERR ENOSYS", "ERR ENOSYS", "ERR ENOSYS", "OK"))
+      << unguarded.stderr_text;
+  EXPECT_EQ(Stat("x").st_mode & 07777, 0700u);
+  EXPECT_FALSE(Exists("u"));
 }
 
 TEST_F(CreateGuardTest, ProcessesOutsideTheLayersAreOutOfReach) {

@@ -13,6 +13,7 @@ namespace ccsandbox::launcher {
 namespace {
 
 constexpr char kUnnamedDirectoryRule[] = "(a directory the supervisor cannot name)";
+constexpr char kSetIdRule[] = "S_ISUID/S_ISGID";
 
 CreateDecision Kernel(CreateReason reason) { return {CreateAction::kKernel, reason}; }
 
@@ -34,7 +35,7 @@ std::string HostTarget(const NameFacts& name, const CreateRules& rules) {
 }
 
 CreateDecision Deny(const NameFacts& name, Hit hit, const CreateRules& rules) {
-  return {CreateAction::kDeny, hit.reason, 0, std::move(hit.rule), HostTarget(name, rules)};
+  return {CreateAction::kDeny, hit.reason, EACCES, std::move(hit.rule), HostTarget(name, rules)};
 }
 
 // The trusted-name rule a new name would break: what the host runs or trusts automatically
@@ -82,14 +83,19 @@ bool Exists(NameHolds holds) {
   return holds != NameHolds::kNothing && holds != NameHolds::kUnknown;
 }
 
-// S_ISUID / S_ISGID in a mode we would apply. We create as the tracee, so a set-id file we
-// made would be one it made: refused as the seccomp baseline refuses it (the baseline
-// decides first, so this is a second line).
+// S_ISUID / S_ISGID in a mode. A set-id file left in a bind runs with its owner's rights on
+// the host: refused wherever the name is, as the seccomp baseline refuses it (a guarded run's
+// baseline leaves these calls to us, to be reported).
 bool SetsIdBits(mode_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
 
+CreateDecision DenySetId(const NameFacts& name, const CreateRules& rules) {
+  return {CreateAction::kDeny, CreateReason::kSetIdMode, EPERM, kSetIdRule,
+          HostTarget(name, rules)};
+}
+
 CreateDecision DecideOpen(const CreateRequest& r, const CreateRules& rules) {
+  if (SetsIdBits(r.mode)) return DenySetId(r.name, rules);
   if (r.open_flags & O_PATH) return Kernel(CreateReason::kOpenPath);
-  if (SetsIdBits(r.mode)) return Fail(CreateReason::kSetIdMode, EPERM);
   if (!r.resolved) return Kernel(CreateReason::kUnresolved);
   if (r.name.in_procfs) return Kernel(CreateReason::kProcfs);
   if (r.name.in_free_dir) return Kernel(CreateReason::kFreeDir);
@@ -112,9 +118,7 @@ CreateDecision RefuseNew(const NameFacts& name, Hit hit, const CreateRules& rule
 
 // mkdir, mknod, symlink: one new name, no symlink followed.
 CreateDecision DecideMake(const CreateRequest& r, const CreateRules& rules) {
-  if (r.route == CreateRoute::kMknod && SetsIdBits(r.mode)) {
-    return Fail(CreateReason::kSetIdMode, EPERM);
-  }
+  if (r.route == CreateRoute::kMknod && SetsIdBits(r.mode)) return DenySetId(r.name, rules);
   if (!r.resolved) return Kernel(CreateReason::kUnresolved);
   if (r.name.in_free_dir) return Kernel(CreateReason::kFreeDir);
   // A new symlink can give a trusted name to anything it points to.
@@ -167,6 +171,11 @@ CreateDecision DecideRename(const CreateRequest& r, const CreateRules& rules) {
   return Perform();
 }
 
+CreateDecision DecideChmod(const CreateRequest& r, const CreateRules& rules) {
+  if (SetsIdBits(r.mode)) return DenySetId(r.name, rules);
+  return Kernel(CreateReason::kPlainMode);
+}
+
 }  // namespace
 
 absl::StatusOr<CreateRules> CreateRules::Create(const std::vector<std::string>& deny_patterns,
@@ -195,6 +204,8 @@ CreateDecision DecideCreate(const CreateRequest& request, const CreateRules& rul
       return DecideLink(request, rules);
     case CreateRoute::kRename:
       return DecideRename(request, rules);
+    case CreateRoute::kChmod:
+      return DecideChmod(request, rules);
   }
   return Fail(CreateReason::kUnresolved, ENOSYS);
 }
@@ -243,6 +254,8 @@ const char* CreateReasonName(CreateReason reason) {
       return "unnamed-directory";
     case CreateReason::kNoLinkSource:
       return "no-link-source";
+    case CreateReason::kPlainMode:
+      return "plain-mode";
     case CreateReason::kWhiteout:
       return "whiteout";
     case CreateReason::kAllowed:

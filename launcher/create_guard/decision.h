@@ -14,14 +14,14 @@
 //   // d.target == the host path of /work/.env (the violation's target)
 //
 // The checks, in order; the first that applies decides:
-//   open   O_PATH: kernel. S_ISUID/S_ISGID in the mode: EPERM. Unresolved, a final magic
-//          link in /proc, a free dir, a name that exists (or cannot be looked at), a
-//          trailing slash: kernel. A filename pattern, then a trusted-name rule: deny.
-//          Else perform.
+//   open   S_ISUID/S_ISGID in the mode: deny with EPERM (as the seccomp baseline would,
+//          wherever the name is). O_PATH: kernel. Unresolved, a final magic link in /proc,
+//          a free dir, a name that exists (or cannot be looked at), a trailing slash:
+//          kernel. A filename pattern, then a trusted-name rule: deny. Else perform.
 //   mkdir, mknod, symlink
-//          mknod with a set-id mode: EPERM. Unresolved or a free dir: kernel. A pattern or
-//          trusted-name rule (for a symlink also one that would match beneath it): EEXIST
-//          when the name exists, else deny. Else perform.
+//          mknod with a set-id mode: deny with EPERM. Unresolved or a free dir: kernel. A
+//          pattern or trusted-name rule (for a symlink also one that would match beneath
+//          it): EEXIST when the name exists, else deny. Else perform.
 //   link   Unresolved destination or a free dir: kernel. Pattern or rule: EEXIST / deny as
 //          above. No object to link: kernel. Else perform.
 //   rename Flags the kernel rejects: kernel. RENAME_WHITEOUT (a device node at the source's
@@ -30,6 +30,7 @@
 //          (even when the name exists: new content under it), then a trusted-name rule
 //          (counting what a directory or symlink moved there brings beneath it): deny.
 //          Every refilled name in a free dir: kernel. Else perform.
+//   chmod  A set-id mode: deny with EPERM (only such calls are trapped). Else kernel.
 // A trusted-name rule also covers: a protected path at or beneath the name (for a tree moved
 // in or a symlink: at or above it too), which holds in runner state dirs as well; the rules
 // proper do not apply beneath a runner state dir (a mount with trusted_exempt); a directory
@@ -74,6 +75,7 @@ enum class CreateRoute {
   kSymlink,  // symlink, symlinkat: the link's own name (its target is never rewritten)
   kLink,     // link, linkat (an O_TMPFILE fd, /proc/self/fd/N included)
   kRename,   // rename, renameat, renameat2 (RENAME_EXCHANGE refills both names)
+  kChmod,    // chmod, fchmod, fchmodat, fchmodat2: the name is the object whose mode it sets
 };
 
 // What a name holds now (lstat: no symlink followed).
@@ -105,13 +107,13 @@ struct CreateRequest {
 enum class CreateAction {
   kKernel,   // CONTINUE: the kernel runs the call as made (Landlock bounds it)
   kFail,     // the call fails with `error`; nothing is reported
-  kDeny,     // EACCES, and a violation (`rule`, `target`)
+  kDeny,     // `error` (EACCES; EPERM for a set-id mode), and a violation (`rule`, `target`)
   kPerform,  // the supervisor performs the call as the tracee
 };
 
 enum class CreateReason {
   kOpenPath,          // O_PATH drops O_CREAT: nothing is created
-  kSetIdMode,         // EPERM: S_ISUID or S_ISGID in open's or mknod's mode
+  kSetIdMode,         // deny, EPERM: S_ISUID or S_ISGID in open's, mknod's or chmod's mode
   kRenameFlags,       // flags the kernel rejects with EINVAL
   kWhiteout,          // EPERM: RENAME_WHITEOUT leaves a device node where the source was
   kUnresolved,        // a path the supervisor cannot resolve: the kernel answers
@@ -125,13 +127,14 @@ enum class CreateReason {
   kProtectedPath,     // deny: a protected path
   kUnnamedDirectory,  // deny: the directory cannot be named (fail closed)
   kNoLinkSource,      // link: the object to link cannot be opened: the kernel answers
+  kPlainMode,         // chmod without a set-id bit: the kernel answers
   kAllowed,           // perform
 };
 
 struct CreateDecision {
   CreateAction action = CreateAction::kKernel;
   CreateReason reason = CreateReason::kUnresolved;
-  int error = 0;       // kFail: the errno
+  int error = 0;       // kFail, kDeny: the errno
   std::string rule;    // kDeny, kFail on kExistsAndMatches: the pattern, rule or protected path
   std::string target;  // kDeny: the host path of the refused name (the violation's target)
 };

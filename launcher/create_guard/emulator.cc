@@ -71,8 +71,9 @@ CreateVerdict CarryOut(const Context& ctx, CreateDecision decision) {
       return Errno(decision.error);
     case CreateAction::kDeny: {
       if (!ctx.StillWaiting()) return Drop();
-      CreateVerdict verdict = Errno(EACCES);
+      CreateVerdict verdict = Errno(decision.error);
       CreateViolation violation;
+      if (decision.reason == CreateReason::kSetIdMode) violation.action = kActionFileWriteSetId;
       violation.target = std::move(decision.target);
       violation.pattern = std::move(decision.rule);
       verdict.violation = std::move(violation);
@@ -184,7 +185,41 @@ CreateVerdict EmulateRename(const Context& ctx, const TrappedCall& c) {
                                          to.parent.get(), to_name.c_str(), request.rename_flags)));
 }
 
+// Where the object (chmod) or new name (open, mknod) of a set-id call is, as the tracee sees
+// it; empty when it cannot be named. Only for the violation: nothing is decided on it.
+std::string SetIdTargetOf(const Context& ctx, const TrappedCall& c) {
+  if (c.object.valid()) return GuestPathOfFd(ctx.tracee.self_proc(), c.object.get());
+  if (c.route == CreateRoute::kChmod) {
+    const UniqueFd object = OpenObject(c.first, ctx.identity, (c.flags & AT_SYMLINK_NOFOLLOW) == 0);
+    if (object.valid()) return GuestPathOfFd(ctx.tracee.self_proc(), object.get());
+  }
+  ResolvedName t;
+  if (ResolveName(c.first, ctx.identity, /*follow_final=*/false, &t) != 0) return "";
+  return GuestPathOf(ctx.tracee.self_proc(), t);
+}
+
+// A call decided by its mode alone: a set-id mode is refused with EPERM and reported wherever
+// the name is (as the seccomp baseline would refuse it); a chmod without one is the kernel's.
+// `guest_path`: the target as the tracee sees it ("" when unknown: the path as given).
+CreateVerdict DecideByMode(const Context& ctx, const TrappedCall& c,
+                           const std::string& guest_path) {
+  CreateRequest request;
+  request.route = c.route;
+  request.open_flags = c.flags;
+  request.mode = c.mode;
+  request.resolved = true;
+  request.name.name = c.first.path;
+  request.name.guest_path = guest_path;
+  CreateDecision decision = DecideCreate(request, ctx.rules);
+  if (c.set_id && decision.reason != CreateReason::kSetIdMode) {
+    // Not reached (the decision refuses every set-id mode first); never the kernel's anyway.
+    return Errno(EPERM);
+  }
+  return CarryOut(ctx, std::move(decision));
+}
+
 CreateVerdict Emulate(const Context& ctx, const TrappedCall& c) {
+  if (c.set_id) return DecideByMode(ctx, c, SetIdTargetOf(ctx, c));
   switch (c.route) {
     case CreateRoute::kOpen:
       return EmulateOpen(ctx, c);
@@ -196,6 +231,8 @@ CreateVerdict Emulate(const Context& ctx, const TrappedCall& c) {
       return EmulateLink(ctx, c);
     case CreateRoute::kRename:
       return EmulateRename(ctx, c);
+    case CreateRoute::kChmod:
+      return DecideByMode(ctx, c, "");
   }
   return Errno(ENOSYS);
 }
@@ -212,9 +249,18 @@ absl::StatusOr<CreateVerdict> CreateEmulator::Decide(const seccomp_notif& call,
   if (absl::IsNotFound(id.status())) return Drop();
   if (!id.ok()) return id.status();
   TrappedCall c;
-  // A bad argument (EFAULT, EBADF, ENAMETOOLONG, EINVAL...): the kernel answers exactly.
-  if (absl::Status read = DecodeTrappedCall(call, *id, tracee_, &c); !read.ok()) {
-    return absl::IsNotFound(read) ? Drop() : Continue();
+  absl::Status read = DecodeTrappedCall(call, *id, tracee_, &c);
+  if (absl::IsNotFound(read)) return Drop();
+  // A bad argument (EFAULT, EBADF, ENAMETOOLONG, EINVAL...): the kernel answers exactly, but
+  // never for a set-id mode (a racing thread could make the argument good by then).
+  if (!read.ok() && !c.set_id) return Continue();
+  if (!read.ok()) {
+    CreateVerdict verdict = DecideByMode(Context{tracee_, rules_, listener, call.id, *id}, c, "");
+    if (verdict.violation.has_value()) {
+      verdict.violation->syscall = c.syscall;
+      verdict.violation->pid = tid;
+    }
+    return verdict;
   }
   if (absl::Status entered = tracee_.EnterRoot(tid); !entered.ok()) {
     if (absl::IsNotFound(entered)) return Drop();

@@ -1,6 +1,9 @@
 // Decides one trapped creation call (see filter.h for which) and, when it is allowed and
 // lands outside the free dirs, performs it on the tracee's behalf. The heart of create-time
-// enforcement of the filename-pattern denies.
+// enforcement of the filename-pattern denies. A call that asks for a set-id mode (a chmod, or a
+// creation) is refused with EPERM and reported (file-write-setid), wherever its name is: it is
+// known from the registers before anything is read, so even a call we cannot decode is never
+// left to the kernel.
 //
 //   CreateEmulator emulator(tracee, *CreateRules::Create(patterns, trusted, {}, mounts));
 //   absl::StatusOr<CreateVerdict> verdict = emulator.Decide(call, listener);  // then answer it
@@ -40,10 +43,13 @@
 namespace ccsandbox::launcher {
 
 inline constexpr char kActionFileWriteCreate[] = "file-write-create";
+inline constexpr char kActionFileWriteSetId[] = "file-write-setid";
 
 struct CreateViolation {
-  std::string action = kActionFileWriteCreate;
-  std::string target;   // host path of the name that would have been created
+  std::string action = kActionFileWriteCreate;  // or kActionFileWriteSetId
+  // Host path of the name that would have been created (a set-id mode: of the object, or the
+  // path as the tracee gave it when it cannot be named).
+  std::string target;
   std::string pattern;  // the pattern, trusted-name rule or protected path it matched
   std::string syscall;  // e.g. "openat"
   pid_t pid = 0;        // host tid of the caller

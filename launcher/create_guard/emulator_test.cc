@@ -385,19 +385,55 @@ TEST_F(EmulatorTest, WhatTheKernelDecidesIsLeftToIt) {
   EXPECT_TRUE(violations_.empty());
 }
 
-TEST_F(EmulatorTest, SetIdModesAndExistingMatchesFailWithoutAViolation) {
-  std::ofstream(work_ + "/e.pem") << "e";
+// A set-id mode is refused with EPERM and reported, named as well as it can be: wherever the
+// name is, whether it exists, and even when its path cannot be read (never the kernel's).
+TEST_F(EmulatorTest, SetIdModesAreRefusedAndReported) {
+  std::ofstream(work_ + "/x") << "x";
+  ASSERT_EQ(chmod((work_ + "/x").c_str(), 0644), 0);
+  tracee_.fds[7] = work_ + "/x";
   Trap(SYS_openat, {Fd(AT_FDCWD), Path(work_ + "/u"), O_CREAT | O_WRONLY, 04755});
+  Trap(SYS_openat, {Fd(AT_FDCWD), Path(work_), O_TMPFILE | O_RDWR, 02600});
   Trap(SYS_mknod, {Path(work_ + "/m"), S_IFREG | 02755, 0});
-  Trap(SYS_mkdir, {Path(work_ + "/e.pem"), 0755});
-  const std::vector<int> errors = {EPERM, EPERM, EEXIST};
-  for (int error : errors) {
-    const Answer* answer = HandleOk(CallOutcome::kFailed);
-    ASSERT_NE(answer, nullptr);
-    EXPECT_EQ(answer->error, error);
+  Trap(SYS_chmod, {Path("x"), 04755});
+  Trap(SYS_fchmod, {Fd(7), 06755});
+  Trap(SYS_fchmodat, {Fd(AT_FDCWD), Path(free_ + "/t"), 02755});
+  Trap(SYS_chmod, {0xdead, 04755});  // unreadable: no name, still refused
+  for (int i = 0; i < 7; ++i) {
+    const Answer* answer = HandleOk(CallOutcome::kRefused);
+    ASSERT_NE(answer, nullptr) << i;
+    EXPECT_EQ(answer->kind, Answer::Kind::kErrno) << i;
+    EXPECT_EQ(answer->error, EPERM) << i;
   }
+  ASSERT_EQ(violations_.size(), 7u);
+  const std::vector<std::pair<std::string, std::string>> reported = {{"openat", "/host/work/u"},
+                                                                     {"openat", "/host/work"},
+                                                                     {"mknod", "/host/work/m"},
+                                                                     {"chmod", "/host/work/x"},
+                                                                     {"fchmod", "/host/work/x"},
+                                                                     {"fchmodat", free_ + "/t"},
+                                                                     {"chmod", ""}};
+  for (size_t i = 0; i < reported.size(); ++i) {
+    EXPECT_EQ(violations_[i].action, kActionFileWriteSetId) << i;
+    EXPECT_EQ(violations_[i].syscall, reported[i].first) << i;
+    EXPECT_EQ(violations_[i].target, reported[i].second) << i;
+  }
+  EXPECT_EQ(answers_at_report_, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6}));  // reported first
   EXPECT_FALSE(Exists(work_ + "/u"));
   EXPECT_FALSE(Exists(work_ + "/m"));
+  EXPECT_EQ(Mode(work_ + "/x") & 07777, 0644u);
+}
+
+TEST_F(EmulatorTest, ExistingMatchesAndPlainModesFailOrPassWithoutAViolation) {
+  std::ofstream(work_ + "/e.pem") << "e";
+  std::ofstream(work_ + "/x") << "x";
+  Trap(SYS_mkdir, {Path(work_ + "/e.pem"), 0755});
+  Trap(SYS_chmod, {Path(work_ + "/x"), 0755});  // not trapped by the filter: the kernel's
+  const Answer* exists = HandleOk(CallOutcome::kFailed);
+  ASSERT_NE(exists, nullptr);
+  EXPECT_EQ(exists->error, EEXIST);
+  const Answer* plain = HandleOk(CallOutcome::kContinued);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->kind, Answer::Kind::kContinue);
   EXPECT_TRUE(violations_.empty());
 }
 

@@ -8,6 +8,7 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ struct Rule {
   int syscall;
   uint32_t action;
   std::optional<scmp_arg_cmp> when = std::nullopt;
+  std::optional<scmp_arg_cmp> and_when = std::nullopt;
 };
 
 // `(arg & O_CREAT) == O_CREAT` on the low 32 bits (the kernel reads open's
@@ -40,6 +42,16 @@ constexpr scmp_arg_cmp HasCreate(unsigned arg) {
 constexpr scmp_arg_cmp HasFlag(uint64_t flag) {
   return scmp_arg_cmp{0, SCMP_CMP_MASKED_EQ, flag, flag};
 }
+
+// `arg` has every bit of `bits` (its low 32 bits: a mode is a umode_t, open's flags an int).
+constexpr scmp_arg_cmp ArgHas(unsigned arg, uint64_t bits) {
+  return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, bits, bits};
+}
+
+// x86_64's fchmodat2 (Linux 6.6), by number: these kernel headers predate it.
+constexpr int kFchmodat2 = 452;
+// The kernel's __O_TMPFILE bit (O_TMPFILE without the O_DIRECTORY it adds).
+constexpr uint64_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
 
 const Rule kRules[] = {
     {SCMP_SYS(open), SCMP_ACT_NOTIFY, HasCreate(1)},
@@ -56,6 +68,21 @@ const Rule kRules[] = {
     {SCMP_SYS(rename), SCMP_ACT_NOTIFY},
     {SCMP_SYS(renameat), SCMP_ACT_NOTIFY},
     {SCMP_SYS(renameat2), SCMP_ACT_NOTIFY},
+    // A set-id mode (S_ISUID or S_ISGID) in a chmod, or given to an O_TMPFILE: the supervisor
+    // refuses it with EPERM and reports it (the creations above carry theirs to it anyway).
+    // The guarded run's seccomp baseline notifies on the same calls (seccomp_baseline.h).
+    {SCMP_SYS(chmod), SCMP_ACT_NOTIFY, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(chmod), SCMP_ACT_NOTIFY, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(fchmod), SCMP_ACT_NOTIFY, ArgHas(1, S_ISUID)},
+    {SCMP_SYS(fchmod), SCMP_ACT_NOTIFY, ArgHas(1, S_ISGID)},
+    {SCMP_SYS(fchmodat), SCMP_ACT_NOTIFY, ArgHas(2, S_ISUID)},
+    {SCMP_SYS(fchmodat), SCMP_ACT_NOTIFY, ArgHas(2, S_ISGID)},
+    {kFchmodat2, SCMP_ACT_NOTIFY, ArgHas(2, S_ISUID)},
+    {kFchmodat2, SCMP_ACT_NOTIFY, ArgHas(2, S_ISGID)},
+    {SCMP_SYS(open), SCMP_ACT_NOTIFY, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISUID)},
+    {SCMP_SYS(open), SCMP_ACT_NOTIFY, ArgHas(1, kTmpfileBit), ArgHas(2, S_ISGID)},
+    {SCMP_SYS(openat), SCMP_ACT_NOTIFY, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISUID)},
+    {SCMP_SYS(openat), SCMP_ACT_NOTIFY, ArgHas(2, kTmpfileBit), ArgHas(3, S_ISGID)},
     // Its open_how (O_CREAT included) sits behind a pointer seccomp cannot
     // read.
     {SCMP_SYS(openat2), SCMP_ACT_ERRNO(ENOSYS)},
@@ -102,12 +129,17 @@ absl::StatusOr<std::string> CreateFilterProgram() {
     return SeccompError("setting the bad-arch action", rc);
   }
   for (const Rule& rule : kRules) {
-    int rc =
-        rule.when.has_value()
-            ? seccomp_rule_add_exact_array(ctx.get(), rule.action, rule.syscall, 1, &*rule.when)
-            : seccomp_rule_add_exact(ctx.get(), rule.action, rule.syscall, 0);
-    if (rc != 0)
+    // Comparisons in one rule must all hold (libseccomp ANDs them).
+    scmp_arg_cmp comparisons[2] = {};
+    unsigned count = 0;
+    for (const std::optional<scmp_arg_cmp>& c : {rule.when, rule.and_when}) {
+      if (c.has_value()) comparisons[count++] = *c;
+    }
+    const int rc =
+        seccomp_rule_add_exact_array(ctx.get(), rule.action, rule.syscall, count, comparisons);
+    if (rc != 0) {
       return SeccompError(absl::StrCat("adding the rule for syscall ", rule.syscall), rc);
+    }
   }
   UniqueFd fd(memfd_create("ccsandbox-create-filter", MFD_CLOEXEC));
   if (!fd.valid()) {

@@ -9,16 +9,17 @@
 //   absl::StatusOr<UniqueFd> notify = InstallCreateFilter(*program);  // in the command's process
 //
 // Trapped (user notification): open/openat with O_CREAT, creat, mkdir/mkdirat,
-// mknod/mknodat, symlink/symlinkat, link/linkat, rename/renameat/renameat2.
+// mknod/mknodat, symlink/symlinkat, link/linkat, rename/renameat/renameat2; and
+// a set-id mode (S_ISUID or S_ISGID) in chmod, fchmod, fchmodat, fchmodat2 or an
+// O_TMPFILE open, which the supervisor refuses with EPERM and reports.
 // openat2 fails with ENOSYS (its flags sit behind a pointer seccomp cannot
 // read; glibc and every runtime we know fall back to openat). io_uring_* fail
 // with EPERM (its ops bypass seccomp), userfaultfd with EPERM (it could stall
-// the supervisor reading a path). O_TMPFILE is NOT trapped: it names nothing,
-// and the only way to name it later is linkat, which is trapped and which
-// Landlock bounds. chroot, pivot_root, setns, and unshare/clone with
-// CLONE_NEWNS or CLONE_NEWUSER fail with EPERM, clone3 with ENOSYS (glibc falls
-// back to clone): the root and mount namespace the supervisor resolves paths in
-// stay the command's. A call through another ABI (i386, x32) kills the process.
+// the supervisor reading a path). O_TMPFILE (without a set-id mode) is NOT trapped: it names
+// nothing, and the only way to name it later is linkat, which is trapped and which Landlock bounds.
+// chroot, pivot_root, setns, and unshare/clone with CLONE_NEWNS or CLONE_NEWUSER fail with EPERM,
+// clone3 with ENOSYS (glibc falls back to clone): the root and mount namespace the supervisor
+// resolves paths in stay the command's. A call through another ABI (i386, x32) kills the process.
 //
 // Installed with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: once the supervisor
 // has read a call, only a fatal signal interrupts the wait, so a signal cannot

@@ -146,12 +146,17 @@ int ResolveName(const PathArg& arg, const TraceeIdentity& id, bool follow_final,
   }
 }
 
-std::string GuestPathOf(int self_proc, const ResolvedName& t) {
+std::string GuestPathOfFd(int self_proc, int fd) {
   char buf[PATH_MAX];
-  const std::string link = absl::StrCat("thread-self/fd/", t.parent.get());
+  const std::string link = absl::StrCat("thread-self/fd/", fd);
   const ssize_t n = readlinkat(self_proc, link.c_str(), buf, sizeof(buf));
   if (n <= 0 || n == sizeof(buf) || buf[0] != '/') return "";
-  std::string dir(buf, n);
+  return std::string(buf, n);
+}
+
+std::string GuestPathOf(int self_proc, const ResolvedName& t) {
+  const std::string dir = GuestPathOfFd(self_proc, t.parent.get());
+  if (dir.empty()) return "";
   return dir == "/" ? absl::StrCat("/", t.name) : absl::StrCat(dir, "/", t.name);
 }
 

@@ -56,6 +56,10 @@ int ResolveName(const PathArg& arg, const TraceeIdentity& id, bool follow_final,
 // the name. Empty when the directory cannot be named.
 std::string GuestPathOf(int self_proc, const ResolvedName& t);
 
+// The path of the object `fd` holds, as the tracee sees it (read like GuestPathOf). Empty when
+// it cannot be named.
+std::string GuestPathOfFd(int self_proc, int fd);
+
 // "/proc/self..." and "/proc/thread-self..." as the tracee means them: /proc/<its pid>...
 std::string RewriteProcSelf(const std::string& path, const TraceeIdentity& id);
 

@@ -284,6 +284,19 @@ const std::map<std::string, OpFunction>& Ops() {
       {"open-mode",
        [](const Args& a) { return Result(Closed(open(a.c(1), O_CREAT | O_WRONLY, a.Mode(2)))); }},
       {"mkdir-mode", [](const Args& a) { return Result(mkdir(a.c(1), a.Mode(2))); }},
+      {"chmod-mode", [](const Args& a) { return Result(syscall(SYS_chmod, a.c(1), a.Mode(2))); }},
+      {"fchmod-mode",
+       [](const Args& a) {
+         const int fd = open(a.c(1), O_RDONLY | O_CLOEXEC);
+         if (fd < 0) return Result(-1);
+         const long rc = syscall(SYS_fchmod, fd, a.Mode(2));
+         Closed(fd);
+         return Result(rc);
+       }},
+      {"fchmodat-mode",
+       [](const Args& a) { return Result(syscall(SYS_fchmodat, AT_FDCWD, a.c(1), a.Mode(2))); }},
+      {"tmpfile-mode",
+       [](const Args& a) { return Result(Closed(open(a.c(1), O_TMPFILE | O_WRONLY, a.Mode(2)))); }},
       {"mknod-mode", [](const Args& a) { return Result(mknod(a.c(1), S_IFREG | a.Mode(2), 0)); }},
       {"mkfifo", [](const Args& a) { return Result(mknod(a.c(1), S_IFIFO | 0666, 0)); }},
       {"mknod-reg",

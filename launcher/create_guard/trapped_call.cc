@@ -1,6 +1,7 @@
 #include "launcher/create_guard/trapped_call.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <optional>
@@ -11,6 +12,15 @@ namespace ccsandbox::launcher {
 namespace {
 
 int AsFd(uint64_t arg) { return static_cast<int>(static_cast<uint32_t>(arg)); }
+
+// x86_64's fchmodat2 (Linux 6.6), by number: these kernel headers predate it.
+constexpr int kFchmodat2 = 452;
+// The kernel's __O_TMPFILE bit (O_TMPFILE without the O_DIRECTORY it adds).
+constexpr uint64_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
+
+// The low 16 bits of a mode argument (a umode_t) carry S_ISUID or S_ISGID.
+bool SetIdBits(uint64_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
+bool CreatesOrTmpfile(uint64_t flags) { return (flags & (O_CREAT | kTmpfileBit)) != 0; }
 
 // Reads the path at `address`, and opens `dirfd` (or the cwd) when it is relative.
 absl::Status ReadPath(TraceeAccess& tracee, pid_t tid, int dirfd, uint64_t address, PathArg* out) {
@@ -76,6 +86,38 @@ absl::Status OpenLinkSource(const seccomp_notif& n, const TraceeIdentity& id, in
   return absl::OkStatus();
 }
 
+// chmod(path, mode), fchmod(fd, mode), fchmodat(dirfd, path, mode), fchmodat2(dirfd, path,
+// mode, flags): the object is named only for the violation.
+absl::Status DecodeChmod(const seccomp_notif& n, TraceeAccess& tracee, TrappedCall* c) {
+  const __u64* a = n.data.args;
+  const int nr = static_cast<int>(n.data.nr);
+  c->route = CreateRoute::kChmod;
+  c->syscall = nr == SYS_chmod      ? "chmod"
+               : nr == SYS_fchmod   ? "fchmod"
+               : nr == SYS_fchmodat ? "fchmodat"
+                                    : "fchmodat2";
+  const bool at = nr == SYS_fchmodat || nr == kFchmodat2;
+  c->mode = static_cast<mode_t>(a[nr == SYS_chmod || nr == SYS_fchmod ? 1 : 2]);
+  c->flags = nr == kFchmodat2 ? static_cast<int>(a[3]) : 0;
+  if (nr == SYS_fchmod) {
+    absl::StatusOr<UniqueFd> object = tracee.OpenFd(n.pid, AsFd(a[0]));
+    if (!object.ok()) return object.status();
+    c->object = std::move(*object);
+    return absl::OkStatus();
+  }
+  if (absl::Status s =
+          ReadPath(tracee, n.pid, at ? AsFd(a[0]) : AT_FDCWD, a[at ? 1 : 0], &c->first);
+      !s.ok()) {
+    return s;
+  }
+  if (c->first.path.empty() && (c->flags & AT_EMPTY_PATH)) {
+    absl::StatusOr<UniqueFd> object = tracee.OpenFd(n.pid, AsFd(a[0]));
+    if (!object.ok()) return object.status();
+    c->object = std::move(*object);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DecodeLinkOrRename(const seccomp_notif& n, const TraceeIdentity& id,
                                 TraceeAccess& tracee, TrappedCall* c) {
   const __u64* a = n.data.args;
@@ -101,8 +143,32 @@ absl::Status DecodeLinkOrRename(const seccomp_notif& n, const TraceeIdentity& id
 
 }  // namespace
 
+bool AsksForSetIdMode(const seccomp_data& data) {
+  const __u64* a = data.args;
+  switch (static_cast<int>(data.nr)) {
+    case SYS_chmod:
+    case SYS_fchmod:
+      return SetIdBits(a[1]);
+    case SYS_fchmodat:
+    case kFchmodat2:
+      return SetIdBits(a[2]);
+    case SYS_open:
+      return CreatesOrTmpfile(a[1]) && SetIdBits(a[2]);
+    case SYS_openat:
+      return CreatesOrTmpfile(a[2]) && SetIdBits(a[3]);
+    case SYS_creat:
+    case SYS_mknod:
+      return SetIdBits(a[1]);
+    case SYS_mknodat:
+      return SetIdBits(a[2]);
+    default:
+      return false;
+  }
+}
+
 absl::Status DecodeTrappedCall(const seccomp_notif& notif, const TraceeIdentity& id,
                                TraceeAccess& tracee, TrappedCall* call) {
+  call->set_id = AsksForSetIdMode(notif.data);
   switch (notif.data.nr) {
     case SYS_open:
     case SYS_openat:
@@ -122,6 +188,11 @@ absl::Status DecodeTrappedCall(const seccomp_notif& notif, const TraceeIdentity&
     case SYS_renameat:
     case SYS_renameat2:
       return DecodeLinkOrRename(notif, id, tracee, call);
+    case SYS_chmod:
+    case SYS_fchmod:
+    case SYS_fchmodat:
+    case kFchmodat2:
+      return DecodeChmod(notif, tracee, call);
     default:
       return absl::UnimplementedError("not a creation call the filter traps");
   }

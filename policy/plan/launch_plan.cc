@@ -56,18 +56,6 @@ std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode) {
   return mounts;
 }
 
-absl::Status CheckWorkdirVisible(absl::string_view field, const std::string& workdir,
-                                 const std::vector<v1::PlanMount>& mounts) {
-  if (workdir == "/" || IsUnderOrEqual(workdir, "/tmp")) return absl::OkStatus();
-  for (const v1::PlanMount& mount : mounts) {
-    if (IsUnderOrEqual(workdir, mount.guest_path())) return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, ": '", workdir,
-      "' is outside every bind mount; the command would start in a directory the sandbox does "
-      "not have (bind it, or pick a directory inside a bind, /tmp or /)"));
-}
-
 absl::StatusOr<v1::LaunchPlan> BuildLaunchPlan(const PlanInputs& in) {
   const v1::SandboxSpec& spec = *in.spec;
   const v1::ExecRequest& exec = *in.exec;

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/spec_validation.h"
+#include "policy/plan/workdir_visible.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 
@@ -33,11 +34,6 @@ std::vector<v1::PlanMount> PlanMounts(const v1::SandboxSpec& spec, Mode mode);
 // environment leaks in; the request adds its own variables explicitly.
 std::map<std::string, std::string> DefaultEnvironment(
     v1::SandboxBackend backend, const std::map<std::string, std::string>& host_env);
-
-// OK when a native run can start in `workdir`: inside a mount's guest path, the private
-// /tmp, or `/`. Otherwise INVALID_ARGUMENT naming `field`.
-absl::Status CheckWorkdirVisible(absl::string_view field, const std::string& workdir,
-                                 const std::vector<v1::PlanMount>& mounts);
 
 // Mounts: bindMounts (read-only in review/plan/orchestrate), then runnerStateDirs
 // (writable in every mode), parents before children. Working directory: the request's

@@ -21,6 +21,27 @@ const PlanLimits kLimits = {{"/run/ccsandbox"}};
 
 TEST(ValidatePlan, AcceptsAGoodPlan) { EXPECT_TRUE(ValidatePlan(GoodPlan(), kLimits).ok()); }
 
+// Where a native command may start: in a mount (a warm run: in its sandbox's), /tmp or /; a
+// run on the none backend starts where it says.
+TEST(ValidatePlan, AcceptsAWorkdirTheSandboxHas) {
+  const v1::LaunchPlan sandbox = GoodPlan();
+  for (const char* workdir : {"/work/tree/src", "/tmp/x", "/"}) {
+    v1::LaunchPlan plan = GoodPlan();
+    plan.set_workdir(workdir);
+    EXPECT_TRUE(ValidatePlan(plan, kLimits).ok()) << workdir;
+    plan.clear_mounts();
+    plan.set_sandbox_id("s1");
+    PlanLimits in_sandbox;
+    in_sandbox.sandbox_mounts = &sandbox.mounts();
+    EXPECT_TRUE(ValidatePlan(plan, in_sandbox).ok()) << workdir;
+  }
+  v1::LaunchPlan none = GoodPlan();
+  none.set_backend(v1::SANDBOX_BACKEND_NONE);
+  none.clear_mounts();
+  none.set_workdir("/etc");
+  EXPECT_TRUE(ValidatePlan(none, kLimits).ok());
+}
+
 TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
   struct Case {
     const char* name;
@@ -57,6 +78,16 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
       {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
        "denyWritePaths[0]"},
       {"workdir", [](v1::LaunchPlan& p) { p.set_workdir("rel"); }, "workdir"},
+      {"workdir outside every mount", [](v1::LaunchPlan& p) { p.set_workdir("/etc"); }, "workdir"},
+      {"workdir beside a mount", [](v1::LaunchPlan& p) { p.set_workdir("/work/treehouse"); },
+       "workdir"},
+      {"warm run's workdir outside the sandbox's mounts",
+       [](v1::LaunchPlan& p) {
+         p.clear_mounts();
+         p.set_sandbox_id("s1");
+         p.set_workdir("/work/other");
+       },
+       "workdir"},
       {"input limits first", [](v1::LaunchPlan& p) { p.add_argv(std::string("a\0b", 3)); },
        "argv[1]"},
       {"egress socket",

@@ -11,7 +11,7 @@ absl::string_view FinalName(absl::string_view path) {
 
 }  // namespace
 
-void ViolationDedup::RecordCreateRefusal(absl::string_view host_path) {
+void ViolationDedup::RecordRefusal(absl::string_view host_path) {
   refused_names_.emplace(FinalName(host_path));
 }
 

@@ -12,10 +12,10 @@ v1::SandboxViolation V(const std::string& action, const std::string& target) {
   return v;
 }
 
-TEST(ViolationDedup, DropsStderrEchoesOfARefusedCreationOnly) {
+TEST(ViolationDedup, DropsStderrEchoesOfARefusalOnly) {
   ViolationDedup dedup;
   EXPECT_FALSE(dedup.IsEcho(V("file-write*", ".env")));  // nothing refused yet
-  dedup.RecordCreateRefusal("/work/tree/sub/.env");
+  dedup.RecordRefusal("/work/tree/sub/.env");
   EXPECT_TRUE(dedup.IsEcho(V("file-write*", ".env")));
   EXPECT_TRUE(dedup.IsEcho(V("file-write*", "sub/.env")));
   EXPECT_TRUE(dedup.IsEcho(V("file-access*", "/work/tree/sub/.env")));
@@ -24,6 +24,16 @@ TEST(ViolationDedup, DropsStderrEchoesOfARefusedCreationOnly) {
   EXPECT_FALSE(dedup.IsEcho(V("file-read*", ".env")));
   EXPECT_FALSE(dedup.IsEcho(V("process-exec", ".env")));
   EXPECT_FALSE(dedup.IsEcho(V("file-write-create", "/work/tree/sub/.env")));
+}
+
+// A refused set-id mode: chmod's "changing permissions of 'x'", Python's "[Errno 1] ...: 'x'".
+TEST(ViolationDedup, DropsStderrEchoesOfARefusedSetIdMode) {
+  ViolationDedup dedup;
+  dedup.RecordRefusal("/work/tree/x");
+  EXPECT_TRUE(dedup.IsEcho(V("file-write*", "x")));
+  EXPECT_TRUE(dedup.IsEcho(V("file-access*", "./x")));
+  EXPECT_FALSE(dedup.IsEcho(V("file-write-setid", "/work/tree/x")));
+  EXPECT_FALSE(dedup.IsEcho(V("file-write*", "y")));
 }
 
 }  // namespace

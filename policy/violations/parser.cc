@@ -262,6 +262,7 @@ Finding VerbRuleFinding(const Verb& verb, absl::string_view body, Shell shell, s
       return Finding{kActionFileRead, target};
     case Rule::kWrite:
     case Rule::kWriteDest:
+    case Rule::kWriteNamedBefore:
       return Finding{kActionFileWrite, target};
     case Rule::kExec:
       return Finding{kActionProcessExec, target};
@@ -295,7 +296,10 @@ std::optional<Finding> VerbFinding(const PerrorLine& line) {
     if (!verb) continue;
     const absl::string_view body = searched[i].substr(verb->phrase.size());
     const bool want_last = verb->rule == Rule::kWriteDest || verb->rule == Rule::kCopyDest;
-    std::string target = Operand(body, want_last);
+    std::string target = verb->rule == Rule::kWriteNamedBefore ? "" : Operand(body, want_last);
+    if (target.empty() && verb->rule == Rule::kWriteNamedBefore && i > 0) {
+      target = Unquote(searched[i - 1]);
+    }
     // Else the operand stands beside the verb: "sort: cannot read: X",
     // "tar: X: Cannot open".
     if (target.empty() && i + 1 < searched.size()) {

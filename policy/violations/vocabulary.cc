@@ -77,6 +77,9 @@ constexpr absl::string_view kOpenVerbs[] = {"cannot open",   "can't open",     "
                                             "open"};
 constexpr absl::string_view kCopyVerbs[] = {"cannot copy", "could not copy", "unable to copy",
                                             "failed to copy"};
+// tar's "X: Cannot change mode to rwsr-xr-x": the operand is the component before.
+constexpr absl::string_view kWriteNamedBeforeVerbs[] = {"cannot change mode to",
+                                                        "cannot change ownership to"};
 constexpr absl::string_view kWriteDestVerbs[] = {
     "cannot move",      "cannot rename",   "failed to rename",
     "could not rename", "couldn't rename", "unable to rename",
@@ -308,9 +311,10 @@ std::optional<Verb> MatchVerb(absl::string_view component) {
     }
   };
   const std::pair<Rule, absl::Span<const absl::string_view>> groups[] = {
-      {Rule::kRead, kReadVerbs},   {Rule::kWrite, kWriteVerbs}, {Rule::kWriteDest, kWriteDestVerbs},
-      {Rule::kExec, kExecVerbs},   {Rule::kOpen, kOpenVerbs},   {Rule::kCopyDest, kCopyVerbs},
-      {Rule::kMount, kMountVerbs},
+      {Rule::kRead, kReadVerbs},           {Rule::kWrite, kWriteVerbs},
+      {Rule::kWriteDest, kWriteDestVerbs}, {Rule::kExec, kExecVerbs},
+      {Rule::kOpen, kOpenVerbs},           {Rule::kCopyDest, kCopyVerbs},
+      {Rule::kMount, kMountVerbs},         {Rule::kWriteNamedBefore, kWriteNamedBeforeVerbs},
   };
   for (const auto& [rule, phrases] : groups) {
     for (absl::string_view phrase : phrases) consider(phrase, rule, {});

@@ -25,7 +25,8 @@ inline constexpr std::array<std::pair<absl::string_view, Errno>, 3> kMarkers = {
 enum class Rule {
   kRead,
   kWrite,
-  kWriteDest,  // "cannot move A to B": B is created
+  kWriteDest,         // "cannot move A to B": B is created
+  kWriteNamedBefore,  // tar's "X: Cannot change mode to M": X is written, M is no path
   kExec,
   kOpen,      // " for reading"/" for writing" decide; a shell's is a read
   kCopyDest,  // reads A or writes B: undeterminable, B reported
