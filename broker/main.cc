@@ -66,7 +66,8 @@ ABSL_FLAG(absl::Duration, exec_stall_timeout, absl::Seconds(60),
 ABSL_FLAG(std::string, push_credentials, "",
           "what mints the push gateway's credentials: local:PATH (tokens for an upstream on this "
           "host that reads PATH as its basic-auth file: reader:TOKEN fetches, writer:TOKEN "
-          "pushes); empty: a Launch with push is refused");
+          "pushes), personal-token:PATH (a token in PATH that can push: the push rule is then "
+          "ADVISORY); empty: a Launch with push is refused");
 ABSL_FLAG(std::string, egress_hosts_file, "",
           "the egress proxies resolve names only from this hosts(5)-style file (ADDRESS NAME... "
           "per line, at most 1 MiB) instead of DNS, and every other name fails: for air-gapped "
@@ -189,18 +190,29 @@ absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> PushCredentials() {
     return nullptr;
   }
   absl::string_view path = flag;
-  if (!absl::ConsumePrefix(&path, "local:")) {
+  const bool local = absl::ConsumePrefix(&path, "local:");
+  if (!local && !absl::ConsumePrefix(&path, "personal-token:")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--push-credentials: '", flag,
-                     "': only local:PATH is implemented (GitHub App tokens "
-                     "are not yet)"));
+                     "': local:PATH or personal-token:PATH (GitHub App "
+                     "installation tokens are not implemented yet)"));
   }
   if (absl::Status valid = CheckNormalizedAbsolute("--push-credentials", path); !valid.ok()) {
     return valid;
   }
-  auto broker = std::make_shared<gateway::LocalCredentialBroker>(std::string(path));
-  spdlog::info("push gateway: {}", broker->Describe());
-  return broker;
+  if (local) {
+    auto broker = std::make_shared<gateway::LocalCredentialBroker>(std::string(path));
+    spdlog::info("push gateway: {}", broker->Describe());
+    return broker;
+  }
+  absl::StatusOr<std::unique_ptr<gateway::PersonalTokenBroker>> token =
+      gateway::PersonalTokenBroker::FromFile(std::string(path));
+  if (!token.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--push-credentials: ", token.status().message()));
+  }
+  spdlog::warn("push gateway: {}", (*token)->Describe());
+  return std::shared_ptr<gateway::CredentialBroker>(*std::move(token));
 }
 
 absl::StatusOr<std::unique_ptr<RuntimeDir>> OpenRuntimeDir() {
@@ -363,7 +375,7 @@ int Main(int argc, char** argv) {
   if (const std::string flag = absl::GetFlag(FLAGS_push_credentials); !flag.empty()) {
     // The tokens' file is never bound into a sandbox, nor anything that holds it.
     config.forbidden_dirs.push_back(
-        {ParentPath(flag.substr(sizeof("local:") - 1)), "the push credentials' directory"});
+        {ParentPath(flag.substr(flag.find(':') + 1)), "the push credentials' directory"});
   }
 
   absl::StatusOr<std::unique_ptr<BrokerServers>> servers =

@@ -59,6 +59,28 @@ void LocalCredentialBroker::RevokeSession(const std::string& session) {
   if (live_.erase(session) > 0) (void)WriteLocked();
 }
 
+absl::StatusOr<std::unique_ptr<PersonalTokenBroker>> PersonalTokenBroker::FromFile(
+    const std::string& token_file) {
+  std::string text;
+  UniqueFd fd(open(token_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  char buf[4096];
+  const ssize_t got = fd.valid() ? read(fd.get(), buf, sizeof(buf)) : -1;
+  if (got > 0) text.assign(buf, got);
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (text.empty() || text.find_first_of(" \t:@") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "credentials: ", token_file, " holds no token (one line, no spaces) or cannot be read"));
+  }
+  return std::unique_ptr<PersonalTokenBroker>(new PersonalTokenBroker(token_file, text));
+}
+
+std::string PersonalTokenBroker::Describe() const {
+  return absl::StrCat("a personal access token (", token_file_,
+                      "): it can push and cannot be revoked per session, so the push rule is "
+                      "ADVISORY");
+}
+
 absl::Status LocalCredentialBroker::WriteLocked() {
   std::string text;
   for (const auto& [session, credentials] : live_) {

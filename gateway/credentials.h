@@ -10,6 +10,7 @@
 #define CCSANDBOX_GATEWAY_CREDENTIALS_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,31 @@ class LocalCredentialBroker : public CredentialBroker {
   const std::string token_file_;
   absl::Mutex mu_;
   std::map<std::string, std::vector<Credential>> live_ ABSL_GUARDED_BY(mu_);  // by session
+};
+
+// A personal access token the operator configured (the only credential when no GitHub App is):
+// every Mint hands out the same token, which can push and cannot be revoked per session. The
+// gateway still asks the rule for every `git push`, but code holding the token could push
+// around it: the push rule is ADVISORY, and the boot line and every handle say so.
+class PersonalTokenBroker : public CredentialBroker {
+ public:
+  // The token from `token_file` (its first line); INVALID_ARGUMENT when empty or unreadable.
+  static absl::StatusOr<std::unique_ptr<PersonalTokenBroker>> FromFile(
+      const std::string& token_file);
+  absl::StatusOr<Credential> Mint(const std::string&, const std::string&,
+                                  CredentialScope) override {
+    return Credential{"x-access-token", token_};
+  }
+  void Revoke(const std::string&, const Credential&) override {}
+  void RevokeSession(const std::string&) override {}
+  bool ReadOnlyEnforced() const override { return false; }
+  std::string Describe() const override;
+
+ private:
+  PersonalTokenBroker(std::string token_file, std::string token)
+      : token_file_(std::move(token_file)), token_(std::move(token)) {}
+  const std::string token_file_;
+  const std::string token_;
 };
 
 }  // namespace ccsandbox::gateway

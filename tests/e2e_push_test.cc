@@ -3,6 +3,9 @@
 // plain `git push` of an allowed branch lands; a refused one prints git's own
 // `! [remote rejected]` line, exits non-zero and changes nothing upstream, with a violation
 // event; ways around the gateway push nothing; no token is ever inside; Destroy revokes all.
+#include <stdlib.h>
+
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -204,6 +207,34 @@ TEST_F(PushTest, TheCredentialHelperGetsAReadOnlyTokenForTheSessionsRepositoryOn
   EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote", with_token}).exit_code,
             0)
       << "the read token outlived the session";
+}
+
+// With only a personal token (it can push, and cannot be revoked per session), the gateway still
+// asks the rule for every push, but the boot line and the handle say the rule is advisory.
+TEST(PushAdvisoryTest, APersonalTokenMakesThePushRuleAdvisoryAndSaysSo) {
+  char dir[] = "/tmp/ccsandbox-pat.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string token_file = std::string(dir) + "/token";
+  std::ofstream(token_file) << "ghp_example\n";
+  absl::StatusOr<std::unique_ptr<Daemons>> d =
+      Daemons::Start({.broker_flags = {"--push-credentials=personal-token:" + token_file}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(absl::StrContains((*d)->BrokerLog(), "push rule is ADVISORY")) << (*d)->BrokerLog();
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel((*d)->broker_address(), grpc::InsecureChannelCredentials()));
+  v1::LaunchRequest request;
+  request.mutable_spec()->set_session_id("advisory");
+  request.mutable_spec()->mutable_push()->add_repositories("https://github.com/o/r.git");
+  request.mutable_spec()->mutable_push()->add_rules("deny push_to_remote main");
+  grpc::ClientContext ctx;
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub->Launch(&ctx, request, &handle).ok());
+  EXPECT_TRUE(absl::StrContains(handle.details().fields().at("push").string_value(),
+                                "push rule is ADVISORY"))
+      << handle.DebugString();
+  EXPECT_FALSE(absl::StrContains(handle.DebugString(), "ghp_example")) << "the token echoed";
+  d->reset();
+  RunProgram({"rm", "-rf", dir});
 }
 
 }  // namespace
