@@ -300,22 +300,32 @@ print("tcp", tcp >> 20, "udp", udp >> 20, flush=True)
   EXPECT_LE(tcp_mib + udp_mib, 128u) << "socket buffers past a 64 MiB session's limit: " << out;
 }
 
-// Memory that no process holds — a file in the sandbox's /tmp (a tmpfs), socket or pipe
-// buffers — made the OOM killer choose the sandbox's own init (the largest process there when
-// the command is small): the whole session died, reported as killed{sandbox-ended}. The
+// Memory that no process holds — pipe or socket buffers, a file in the sandbox's /tmp (a
+// tmpfs) — made the OOM killer choose the sandbox's own init, the largest process there when
+// the command's are small: the whole session died, reported as killed{sandbox-ended}. The
 // command is the one the OOM killer takes, its Exec ends killed{oom}, and the session goes on.
 TEST_F(ResourcesAttackTest, MemoryHeldByNoProcessEndsTheCommandNotTheSandbox) {
   Start();
   if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
   v1::SandboxResources limits;
   limits.set_memory_max_bytes(64 << 20);
-  ASSERT_TRUE(Launch("tmpfs", &limits).ok());
-  std::vector<v1::SandboxEvent> events = Exec("tmpfs", "exec head -c 100M /dev/zero > /tmp/fill");
+  ASSERT_TRUE(Launch("pipes", &limits).ok());
+  // Small processes, each holding a full pipe nobody reads.
+  const std::string marker = "sleep 1000.2727";
+  std::vector<v1::SandboxEvent> events = Exec(
+      "pipes", "for i in $(seq 1500); do head -c 65536 /dev/zero | " + marker + " & done; wait");
   ASSERT_NE(Last(events), nullptr);
   ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
   EXPECT_EQ(Last(events)->killed().reason(), "oom") << Last(events)->DebugString();
-  std::vector<v1::SandboxEvent> next = Exec("tmpfs", "rm -f /tmp/fill; echo fine");
+  EXPECT_TRUE(WaitNoProcessMatches(marker, 5));
+  std::vector<v1::SandboxEvent> next = Exec("pipes", "echo fine");
   EXPECT_EQ(StdoutOf(next), "fine\n") << (Last(next) ? Last(next)->DebugString() : "no events");
+  // The same for a file in /tmp: what it holds stays, but the kill is the command's, and said.
+  ASSERT_TRUE(Launch("tmpfs", &limits).ok());
+  events = Exec("tmpfs", "exec head -c 100M /dev/zero > /tmp/fill");
+  ASSERT_NE(Last(events), nullptr);
+  ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
+  EXPECT_EQ(Last(events)->killed().reason(), "oom") << Last(events)->DebugString();
 }
 
 // A CPU quota below the kernel's minimum (1 ms per 100 ms period) reached the cgroup file and
