@@ -384,6 +384,14 @@ int Main(int argc, char** argv) {
   // by a dedicated thread for an orderly shutdown. Before any thread starts (the cgroup pool's
   // would otherwise take a SIGTERM and die of it).
   BlockStopSignals();
+  // The socket first: its cgroup directory is named after it, and what is found there belongs
+  // to a previous launcher only once no launcher listens on it (else its sandboxes are killed).
+  absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
+  if (!listener.ok()) return CannotStart(listener.status(), 1);
+  if (absl::Status given = GiveSocketToGroup(setup->socket_path, setup->socket_group);
+      !given.ok()) {
+    return CannotStart(given, absl::IsInvalidArgument(given) ? 2 : 1);
+  }
   absl::StatusOr<ResourceLimitsConfig> resources =
       SetUpResourceLimits({.mode = absl::GetFlag(FLAGS_cgroups),
                            .socket_path = setup->socket_path,
@@ -395,19 +403,18 @@ int Main(int argc, char** argv) {
   config.resources = *std::move(resources);
   // Every native run gets the seccomp baseline: no filter, no launcher.
   absl::StatusOr<std::string> seccomp = SeccompBaselineProgram();
-  if (!seccomp.ok()) return CannotStart(seccomp.status(), 1);
+  if (!seccomp.ok()) {
+    RemoveOwnCgroups(config.resources);
+    return CannotStart(seccomp.status(), 1);
+  }
   config.seccomp_program = std::move(*seccomp);
   if (config.create_guard_available) {
     absl::StatusOr<std::string> guarded = SeccompBaselineProgram(SetIdRule::kNotify);
-    if (!guarded.ok()) return CannotStart(guarded.status(), 1);
+    if (!guarded.ok()) {
+      RemoveOwnCgroups(config.resources);
+      return CannotStart(guarded.status(), 1);
+    }
     config.guarded_seccomp_program = std::move(*guarded);
-  }
-
-  absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
-  if (!listener.ok()) return CannotStart(listener.status(), 1);
-  if (absl::Status given = GiveSocketToGroup(setup->socket_path, setup->socket_group);
-      !given.ok()) {
-    return CannotStart(given, absl::IsInvalidArgument(given) ? 2 : 1);
   }
 
   {

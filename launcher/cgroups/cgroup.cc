@@ -341,6 +341,13 @@ absl::Status Cgroup::SetLimits(const CgroupLimits& limits) {
         results.push_back(set(mem, "memory.memsw.limit_in_bytes",
                               absl::StrCat(limits.memory_max_bytes + limits.swap_max_bytes)));
       }
+      // v1 leaves socket buffers (TCP, UDP) out of the memory limit and counts them only once
+      // this is set: else a sandbox's loopback sockets hold host memory no limit sees, up to
+      // the host's global tcp_mem/udp_mem, and push every socket on the host into pressure.
+      if (!mem.empty() && access((mem + "/memory.kmem.tcp.limit_in_bytes").c_str(), F_OK) == 0) {
+        results.push_back(
+            set(mem, "memory.kmem.tcp.limit_in_bytes", absl::StrCat(limits.memory_max_bytes)));
+      }
     }
   }
   if (limits.cpu_weight > 0) {

@@ -155,6 +155,26 @@ TEST_F(CgroupTest, AMemoryLimitEndsTheProcessWithAnOomKillCounted) {
   EXPECT_TRUE((*cg)->Remove().ok());
 }
 
+// v1 counts socket buffers apart from memory.limit_in_bytes, and only once they are limited:
+// the memory limit bounds them too.
+TEST_F(CgroupTest, AMemoryLimitBoundsSocketBuffersToo) {
+  absl::StatusOr<std::unique_ptr<Cgroup>> cg = tree_->Create("sockets");
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  ASSERT_TRUE((*cg)->SetLimits({.memory_max_bytes = 32 << 20}).ok());
+  if ((*cg)->version() != CgroupVersion::kV1) GTEST_SKIP() << "v2 counts them in memory.max";
+  const std::string tcp_limit = [&] {
+    for (const CgroupDir& dir : (*cg)->dirs()) {
+      std::ifstream in(dir.path + "/memory.kmem.tcp.limit_in_bytes");
+      std::string value;
+      if (in >> value) return value;
+    }
+    return std::string();
+  }();
+  if (tcp_limit.empty()) GTEST_SKIP() << "this kernel has no v1 socket-buffer limit";
+  EXPECT_EQ(tcp_limit, std::to_string(32 << 20));
+  EXPECT_TRUE((*cg)->Remove().ok());
+}
+
 TEST_F(CgroupTest, AFrozenCgroupStopsAndResumes) {
   absl::StatusOr<std::unique_ptr<Cgroup>> cg = tree_->Create("freeze");
   ASSERT_TRUE(cg.ok()) << cg.status();

@@ -76,6 +76,11 @@ absl::StatusOr<CgroupLimits> EffectiveLimits(const v1::SandboxResources* request
   if (r.memory_max_bytes() > 0 && r.memory_max_bytes() < (uint64_t{16} << 20)) {
     return absl::InvalidArgumentError("resources.memoryMaxBytes: below 16 MiB nothing runs");
   }
+  if (r.cpu_millicores() > 0 && r.cpu_millicores() < kMinCpuMillicores) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.cpuMillicores: ", r.cpu_millicores(), " is below ",
+                     kMinCpuMillicores, ", the kernel's smallest quota (1 ms of CPU per 100 ms)"));
+  }
   return limits;
 }
 

@@ -19,6 +19,8 @@ inline constexpr uint64_t kDefaultPidsMax = 4096;
 inline constexpr uint64_t kDefaultMemoryMaxBytes = uint64_t{4} << 30;
 inline constexpr uint32_t kDefaultCpuWeight = 100;
 inline constexpr uint32_t kMaxCpuWeight = 10000;
+// The kernel's smallest CFS quota is 1 ms per period (100 ms here): 0.01 CPU.
+inline constexpr uint32_t kMinCpuMillicores = 10;
 
 struct ResourcePolicy {
   v1::SandboxResources defaults;  // what an unset field gets

@@ -56,6 +56,8 @@ TEST(ResourcePolicy, RequestsAboveACeilingOrOutOfRangeAreRefusedNamingTheField) 
       {"too few pids", with([](auto& r) { r.set_pids_max(3); }), "resources.pidsMax: below 8"},
       {"too little memory", with([](auto& r) { r.set_memory_max_bytes(1 << 20); }),
        "resources.memoryMaxBytes: below 16 MiB"},
+      {"quota below the kernel's minimum", with([](auto& r) { r.set_cpu_millicores(9); }),
+       "resources.cpuMillicores: 9 is below 10"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<CgroupLimits> limits = EffectiveLimits(&c.asked, kPolicy);

@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "launcher/create_guard/in_sandbox.h"
 #include "launcher/create_guard/landlock.h"
+#include "launcher/shim/oom_victim.h"
 
 extern char** environ;
 
@@ -46,6 +47,7 @@ int ShellCode(int status) {
 // The command's side of the fork: never returns.
 [[noreturn]] void StartCommand(const ReaperRequest& request) {
   setsid();
+  PreferAsOomVictim();  // before the create guard, whose Landlock domain may deny /proc writes
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -72,6 +72,19 @@ int WaitCode(pid_t pid) {
   return WEXITSTATUS(status);
 }
 
+// At the memory limit the OOM killer takes the command, not the reaper (nor the init).
+TEST(ReaperTest, TheCommandIsTheOomKillersChoiceNotTheReaper) {
+  Started started = StartReaper("cat /proc/self/oom_score_adj");
+  std::ifstream own("/proc/" + std::to_string(started.reaper) + "/oom_score_adj");
+  int reaper_adj = -1;
+  own >> reaper_adj;
+  EXPECT_EQ(ReadAll(started.out), "1000\n");
+  EXPECT_EQ(WaitCode(started.reaper), 0);
+  EXPECT_LT(reaper_adj, 1000);
+  close(started.out);
+  close(started.control);
+}
+
 TEST(ReaperTest, DescendantsFollowTheParentChain) {
   const pid_t child = fork();
   if (child == 0) {

@@ -36,6 +36,7 @@
 #include "launcher/shim/git_credential.h"
 #include "launcher/shim/init.h"
 #include "launcher/shim/net_bridge.h"
+#include "launcher/shim/oom_victim.h"
 #include "launcher/shim/shim_args.h"
 
 namespace ccsandbox::launcher {
@@ -80,6 +81,7 @@ int Main(int argc, char** argv) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGCHLD, SIG_DFL);
+    PreferAsOomVictim();
     if (guard.channel_fd >= 0) {
       if (absl::Status applied = ApplyCreateGuard(guard); !applied.ok()) {
         fprintf(stderr, "sandbox_shim: %s\n", std::string(applied.message()).c_str());

@@ -87,6 +87,16 @@ absl::Status WarmSandbox::Freeze(bool frozen) {
         "suspend: this launcher cannot freeze sandboxes (no cgroup freezer: resource limits "
         "are not enforced here)");
   }
+  absl::MutexLock freezing(&freeze_mu_);
+  {
+    // A freeze after the end's kill would hold every process with the kill pending (a frozen
+    // process does not die), and the end would wait on them for good.
+    absl::MutexLock lock(&mu_);
+    if (ending_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the session's sandbox has ended: ", dead_.empty() ? "ending" : dead_));
+    }
+  }
   absl::Status done = cgroup_->Freeze(frozen);
   if (done.ok()) {
     absl::MutexLock lock(&mu_);
@@ -195,7 +205,12 @@ std::string WarmSandbox::Serve(const std::function<bool()>& cancelled, RunContro
     }
   }
   // Everything of the session ends here (a frozen sandbox is thawed to die: a frozen process
-  // would not), and so does its cgroup.
+  // would not), and so does its cgroup. A Freeze under way finishes first; none starts after.
+  {
+    absl::MutexLock freezing(&freeze_mu_);
+    absl::MutexLock lock(&mu_);
+    ending_ = true;
+  }
   if (cgroup_ != nullptr) {
     if (absl::Status killed = cgroup_->KillAll(); !killed.ok()) {
       spdlog::error("sandbox {}: {}", id_, std::string(killed.message()));

@@ -64,7 +64,8 @@ class WarmSandbox {
   // Ends the sandbox from any thread (Serve returns `reason`).
   void Stop(const std::string& reason);
   // Freezes or thaws every process of the sandbox (its cgroup); UNIMPLEMENTED without a
-  // cgroup that can freeze.
+  // cgroup that can freeze, FAILED_PRECONDITION once the sandbox is ending (its processes are
+  // being killed: never frozen again).
   absl::Status Freeze(bool frozen);
   // An Exec that did not end after SIGKILL: ends the sandbox, unless it is frozen (the kill
   // then lands once it is thawed).
@@ -105,12 +106,15 @@ class WarmSandbox {
   std::string stop_reason_ ABSL_GUARDED_BY(mu_);
   bool ready_ ABSL_GUARDED_BY(mu_) = false;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+  // Set, with freeze_mu_ held too, before the end kills the session's processes.
+  bool ending_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::unique_ptr<Cgroup>> spare_cgroups_ ABSL_GUARDED_BY(mu_);
   uint64_t next_cgroup_ ABSL_GUARDED_BY(mu_) = 1;
   std::string dead_ ABSL_GUARDED_BY(mu_);  // why it ended; empty while it runs
   uint64_t next_exec_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::shared_ptr<WarmExecState>> execs_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex send_mu_;  // one frame at a time on the channel
+  absl::Mutex send_mu_;    // one frame at a time on the channel
+  absl::Mutex freeze_mu_;  // one Freeze at a time, and none across the start of the end; before mu_
 };
 
 // The warm sandboxes of one caller, by id, with the plans that started them.
