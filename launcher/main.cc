@@ -28,6 +28,7 @@
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
 #include "base/stop_signals.h"
+#include "grpc/grpc.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/server_posix.h"
@@ -350,6 +351,7 @@ void ServeUntilStopped(std::unique_ptr<PeerListener> listener, LauncherServers& 
 
   registry.KillAll({std::string(kKilledLauncherRestart), "the launcher is shutting down"});
   servers.Shutdown();
+  spdlog::info("stopping: every call has ended");
   stopper.join();
   listener.reset();
 }
@@ -417,11 +419,17 @@ int Main(int argc, char** argv) {
     config.guarded_seccomp_program = std::move(*guarded);
   }
 
+  // Held for the process's life: otherwise the last server's destructor runs gRPC's library
+  // shutdown, which joins its executor threads and can take seconds under load (measured > 5 s,
+  // so a supervisor's SIGKILL ended the stop before the cgroups were removed). Exiting does not
+  // need it.
+  grpc_init();
   {
     RunRegistry registry;
     LauncherServers servers(config, registry, setup->allowed);
     ServeUntilStopped(*std::move(listener), servers, registry, *setup);
   }  // every service, sandbox and session cgroup is gone here
+  spdlog::info("stopping: services released");
   RemoveOwnCgroups(config.resources);
   spdlog::info("stopped");
   return 0;
