@@ -17,8 +17,11 @@
 #include <sstream>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "launcher/run_supervisor.h"
@@ -98,6 +101,24 @@ int StopDaemon(pid_t pid) {
 }
 
 }  // namespace
+
+// The directories a launcher on `socket` makes in each cgroup hierarchy: below the cgroup of
+// the process that starts it (this test's, which it inherits), named after its socket.
+std::vector<std::string> LauncherCgroupDirs(const std::string& socket, pid_t launcher) {
+  const std::string name =
+      absl::StrFormat("ccsandbox-%012x", std::hash<std::string>()(socket) & 0xffffffffffffULL);
+  std::vector<std::string> dirs;
+  for (absl::string_view line : absl::StrSplit(
+           ReadFile(absl::StrCat("/proc/", launcher, "/cgroup")), '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (f.size() != 3 || absl::StartsWith(f[1], "name=")) continue;
+    const std::string path = f[2] == "/" ? "" : f[2];
+    // v1: "ID:controllers:path" below the controllers' mount; v2: "0::path" below the root.
+    dirs.push_back(f[1].empty() ? absl::StrCat("/sys/fs/cgroup", path, "/", name)
+                                : absl::StrCat("/sys/fs/cgroup/", f[1], path, "/", name));
+  }
+  return dirs;
+}
 
 bool AcceptsConnections(const std::string& path) {
   sockaddr_un addr{};

@@ -114,6 +114,10 @@ bool AnyProcessMatches(const std::string& marker);
 ::testing::AssertionResult WaitForProcessMatching(const std::string& marker, double seconds);
 ::testing::AssertionResult WaitNoProcessMatches(const std::string& marker, double seconds);
 
+// Where a launcher on `socket` (process `launcher`) makes its cgroup directory in each hierarchy
+// (below its own cgroup, named after its socket); the candidates, whether they exist or not.
+std::vector<std::string> LauncherCgroupDirs(const std::string& socket, pid_t launcher);
+
 // True when something accepts a connection on the Unix socket `path` now.
 bool AcceptsConnections(const std::string& path);
 

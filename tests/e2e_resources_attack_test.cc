@@ -33,22 +33,6 @@
 namespace ccsandbox::testing {
 namespace {
 
-// The directories a launcher on `socket` makes in each cgroup hierarchy: below the cgroup of
-// the process that starts it (this test's, which it inherits), named after its socket.
-std::vector<std::string> LauncherCgroupDirs(const std::string& socket, pid_t launcher) {
-  const std::string name =
-      absl::StrFormat("ccsandbox-%012x", std::hash<std::string>()(socket) & 0xffffffffffffULL);
-  std::vector<std::string> dirs;
-  for (absl::string_view line : absl::StrSplit(
-           ReadFile(absl::StrCat("/proc/", launcher, "/cgroup")), '\n', absl::SkipEmpty())) {
-    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
-    if (f.size() != 3 || f[1].empty() || absl::StartsWith(f[1], "name=")) continue;
-    const std::string path = f[2] == "/" ? "" : f[2];
-    dirs.push_back(absl::StrCat("/sys/fs/cgroup/", f[1], path, "/", name));
-  }
-  return dirs;
-}
-
 class ResourcesAttackTest : public ::testing::Test {
  protected:
   void Start(DaemonOptions options = {}) {

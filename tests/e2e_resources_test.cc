@@ -394,18 +394,8 @@ TEST_F(ResourcesTest, AnOrderlyStopOfTheLauncherLeavesNoCgroup) {
   if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
   ASSERT_TRUE(Launch("left", nullptr).ok());
   Exec("left", "setsid sleep 100.4242 </dev/null >/dev/null 2>&1 & echo started");
-  const std::string name = absl::StrFormat(
-      "ccsandbox-%012x", std::hash<std::string>()(d_->launcher_socket()) & 0xffffffffffffULL);
-  // Where the launcher made it: below its own cgroup in each hierarchy ("ID:controllers:path").
   std::vector<std::string> dirs;
-  for (absl::string_view line :
-       absl::StrSplit(ReadFile(absl::StrCat("/proc/", d_->launcher_pid(), "/cgroup")), '\n',
-                      absl::SkipEmpty())) {
-    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits(':', 2));
-    if (f.size() != 3) continue;
-    const std::string path = f[2] == "/" ? "" : f[2];
-    const std::string dir = f[1].empty() ? absl::StrCat("/sys/fs/cgroup", path, "/", name)
-                                         : absl::StrCat("/sys/fs/cgroup/", f[1], path, "/", name);
+  for (const std::string& dir : LauncherCgroupDirs(d_->launcher_socket(), d_->launcher_pid())) {
     if (PathExists(dir)) dirs.push_back(dir);
   }
   ASSERT_FALSE(dirs.empty()) << "no cgroup directory of the launcher found";
