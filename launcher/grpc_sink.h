@@ -112,6 +112,13 @@ class GrpcSink : public EventSink {
   EventOutbox outbox_;  // last: destroyed (its writer joined) before what it calls
 };
 
+// The run's first event: it is admitted and about to start.
+inline void EmitStarting(const v1::LaunchPlan& plan, GrpcSink& sink) {
+  v1::SandboxEvent starting;
+  starting.mutable_starting()->set_run_id(plan.run_id());
+  sink.Emit(starting);
+}
+
 }  // namespace ccsandbox::launcher
 
 #endif  // CCSANDBOX_LAUNCHER_GRPC_SINK_H_

@@ -16,7 +16,6 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/event_outbox.h"
 #include "base/kill_cause.h"
@@ -24,17 +23,16 @@
 #include "launcher/cgroups/usage_sampler.h"
 #include "launcher/create_guard/notify_channel.h"
 #include "launcher/create_guard/supervisor.h"
+#include "launcher/run_environment.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/seccomp_baseline.h"
 #include "launcher/shim/shim_args.h"
 #include "launcher/shim_plan.h"
+#include "launcher/usage_proto.h"
 #include "policy/plan/bwrap_argv.h"
 #include "policy/plan/create_guard_plan.h"
-#include "policy/plan/egress_wiring.h"
-#include "policy/plan/env_scrub.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/plan_validation.h"
-#include "policy/plan/push_wiring.h"
 #include "policy/plan/trusted_names.h"
 #include "policy/violations/dedup.h"
 #include "policy/violations/parser.h"
@@ -43,39 +41,6 @@
 
 namespace ccsandbox::launcher {
 namespace {
-
-// The run's environment: the plan's, scrubbed, plus the egress wiring when the run has
-// egress (whose proxy sockets must be there).
-absl::StatusOr<std::map<std::string, std::string>> RunEnvironment(const v1::LaunchPlan& plan) {
-  std::map<std::string, std::string> env(plan.env().begin(), plan.env().end());
-  std::vector<std::string> removed = policy::ScrubEnvironment(env);
-  if (!removed.empty()) {
-    spdlog::info("run {}: scrubbed from the environment: {}", plan.run_id(),
-                 absl::StrJoin(removed, ", "));
-  }
-  if (plan.has_egress()) {
-    for (const std::string* path : {&plan.egress().http_socket(), &plan.egress().socks_socket(),
-                                    &plan.egress().push_socket()}) {
-      if (path->empty() && path == &plan.egress().push_socket()) continue;
-      struct stat st;
-      if (lstat(path->c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("egress: '", *path, "' is not the session proxy's socket"));
-      }
-    }
-    // Set after scrubbing: GIT_SSH_COMMAND is scrubbed from callers, ours routes ssh out.
-    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
-    if (!plan.egress().push_socket().empty()) {
-      // The scrubbed GIT_CONFIG_* are replaced by ours: pushes go through the gateway.
-      for (const auto& [name, value] :
-           policy::PushEnvironment({plan.egress().push_repositories().begin(),
-                                    plan.egress().push_repositories().end()})) {
-        env[name] = value;
-      }
-    }
-  }
-  return env;
-}
 
 // How a native run's bind sources are opened and staged, and what they may not be.
 StageOptions StageOptionsFor(const LauncherConfig& config, const v1::LaunchPlan& plan,
@@ -139,26 +104,8 @@ std::function<void()> JoinGuardHook(std::unique_ptr<CreateSupervisor>& guard, Gr
   };
 }
 
-// The run's first event: it is admitted and about to start.
-void EmitStarting(const v1::LaunchPlan& plan, GrpcSink& sink) {
-  v1::SandboxEvent starting;
-  starting.mutable_starting()->set_run_id(plan.run_id());
-  sink.Emit(starting);
-}
-
 // Supervises the started run to its end, then drains its events to the broker: CANCELLED
 // when the broker cancelled the run or did not take every event.
-// The run's counters as its events carry them.
-v1::SandboxUsage ToProto(const CgroupUsage& read) {
-  v1::SandboxUsage usage;
-  usage.set_memory_peak_bytes(read.memory_peak_bytes);
-  usage.set_cpu_usage_us(read.cpu_usage_us);
-  usage.set_oom_kills(read.oom_kills);
-  usage.set_pids_max_hits(read.pids_max_hits);
-  usage.set_pids_peak(read.pids_peak);
-  return usage;
-}
-
 grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<SupervisedProcess>& process,
                             RunControl& control, absl::Duration stall_limit, GrpcSink& sink,
                             std::function<std::optional<CgroupUsage>()> usage) {
@@ -169,7 +116,7 @@ grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<Supervis
     options.usage = [sampler]() -> std::optional<v1::SandboxUsage> {
       std::optional<CgroupUsage> read = sampler->Sample();
       if (!read.has_value()) return std::nullopt;
-      return ToProto(*read);
+      return UsageProto(*read);
     };
     options.pids_limit_hit = [sampler] {
       std::optional<CgroupUsage> read = sampler->Sample();
@@ -437,58 +384,6 @@ grpc::Status LauncherService::Run(grpc::ServerContext* context, const v1::Launch
                           run->control(), sink, std::move(usage));
 }
 
-grpc::Status LauncherService::RunInSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
-                                           grpc::ServerWriter<v1::SandboxEvent>* writer) {
-  // Sizes first: the sandbox id is looked up (and quoted) only once it is bounded; then the
-  // whole plan, its workdir against the mounts the sandbox has.
-  absl::Status valid = policy::CheckPlanLimits(*plan);
-  std::optional<WarmSandboxes::Entry> sandbox;
-  if (valid.ok()) {
-    absl::StatusOr<WarmSandboxes::Entry> found = warm_.Find(plan->sandbox_id());
-    if (!found.ok()) return ToGrpc(found.status());
-    sandbox = *std::move(found);
-    policy::PlanLimits limits;
-    limits.sandbox_mounts = &sandbox->plan.mounts();
-    valid = policy::ValidatePlan(*plan, limits);
-  }
-  if (!valid.ok()) {
-    spdlog::warn("run {} from uid {} refused: {}", plan->run_id(), peer_uid_,
-                 std::string(valid.message()));
-    return ToGrpc(valid);
-  }
-  // The run's own environment, with the sandbox's egress wiring.
-  v1::LaunchPlan with_egress = *plan;
-  if (sandbox->plan.has_egress()) *with_egress.mutable_egress() = sandbox->plan.egress();
-  absl::StatusOr<std::map<std::string, std::string>> env = RunEnvironment(with_egress);
-  if (!env.ok()) return ToGrpc(env.status());
-  std::vector<std::string> envp;
-  for (const auto& [name, value] : *env) envp.push_back(absl::StrCat(name, "=", value));
-  UniqueFd guard_launcher, guard_shim;
-  if (sandbox->plan.has_create_guard()) {
-    absl::StatusOr<std::pair<UniqueFd, UniqueFd>> channel = NotifyChannelPair();
-    if (!channel.ok()) return ToGrpc(channel.status());
-    guard_launcher = std::move(channel->first);
-    guard_shim = std::move(channel->second);
-  }
-  absl::StatusOr<RegisteredRun> run = registry_.Register(plan->run_id(), peer_uid_);
-  if (!run.ok()) return ToGrpc(run.status());
-  GrpcSink sink(context, writer, *plan, config_.stream_stall_limit);
-  EmitStarting(*plan, sink);
-  absl::StatusOr<std::unique_ptr<WarmExec>> exec = sandbox->sandbox->StartExec(
-      {plan->argv().begin(), plan->argv().end()}, envp, plan->workdir(), std::move(guard_shim));
-  if (!exec.ok()) {
-    spdlog::error("run {}: {}", plan->run_id(), std::string(exec.status().message()));
-    return ToGrpc(exec.status());
-  }
-  const pid_t pid = (*exec)->pid().value_or(0);
-  std::function<std::optional<CgroupUsage>()> usage;
-  if (const WarmExec* warm = exec->get(); warm->cgroup() != nullptr) {
-    usage = [warm] { return warm->Usage(); };
-  }
-  return SuperviseStarted(*plan, sandbox->plan, *std::move(exec), pid, std::move(guard_launcher),
-                          run->control(), sink, std::move(usage));
-}
-
 grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
                                                const v1::LaunchPlan& sandbox,
                                                std::unique_ptr<SupervisedProcess> process,
@@ -518,58 +413,6 @@ grpc::Status LauncherService::SuperviseStarted(const v1::LaunchPlan& run,
                run.backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none", pid,
                run.sandbox_id().empty() ? "" : absl::StrCat(", in sandbox ", run.sandbox_id()));
   return SuperviseToEnd(run, process, control, config_.stream_stall_limit, sink, std::move(usage));
-}
-
-grpc::Status LauncherService::StartSandbox(grpc::ServerContext* context, const v1::LaunchPlan* plan,
-                                           grpc::ServerWriter<v1::SandboxLifecycle>* writer) {
-  SpawnFds fds;
-  absl::StatusOr<ProcessSpec> spec = AdmitRun(*plan, fds, /*warm=*/true);
-  if (!spec.ok()) return ToGrpc(spec.status());
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(*spec);
-  if (!process.ok()) {
-    spdlog::error("sandbox {}: {}", plan->run_id(), std::string(process.status().message()));
-    return ToGrpc(process.status());
-  }
-  fds.init_shim.Reset();  // only the init holds its end now
-  fds.seccomp.Reset();
-  auto sandbox = std::make_shared<WarmSandbox>(plan->run_id(), *std::move(process),
-                                               std::move(fds.init_launcher), std::move(fds.cgroup));
-  if (absl::Status added = warm_.Add(plan->run_id(), {sandbox, *plan}); !added.ok()) {
-    return ToGrpc(added);
-  }
-  absl::Cleanup forget = [this, plan] { warm_.Remove(plan->run_id()); };
-  // Signal naming the sandbox stops it (the broker's Destroy).
-  absl::StatusOr<RegisteredRun> registered = registry_.Register(plan->run_id(), peer_uid_);
-  if (!registered.ok()) return ToGrpc(registered.status());
-  WarmSandbox::Hooks hooks;
-  hooks.on_ready = [&](pid_t pid) {
-    v1::SandboxLifecycle warm;
-    warm.mutable_warm()->set_pid(pid);
-    warm.mutable_warm()->set_limits(fds.limits);
-    writer->Write(warm);
-    spdlog::info("sandbox {} warm: uid {}, pid {}", plan->run_id(), peer_uid_, pid);
-  };
-  // The session's counters after each Exec, for its handle.
-  hooks.on_exec_ended = [&] {
-    if (std::optional<CgroupUsage> usage = sandbox->Usage()) {
-      v1::SandboxLifecycle message;
-      *message.mutable_usage() = ToProto(*usage);
-      writer->Write(message);
-    }
-  };
-  const std::string reason =
-      sandbox->Serve([context] { return context->IsCancelled(); }, registered->control(), hooks);
-  spdlog::info("sandbox {} ended: {}", plan->run_id(), reason);
-  if (!sandbox->was_ready()) {
-    return ToGrpc(
-        absl::FailedPreconditionError(absl::StrCat("the sandbox did not start: ", reason)));
-  }
-  if (!context->IsCancelled()) {
-    v1::SandboxLifecycle ended;
-    ended.mutable_ended()->set_reason(reason);
-    writer->Write(ended);
-  }
-  return grpc::Status::OK;
 }
 
 absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGuard(
@@ -617,16 +460,6 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
                          "): every further creation in writable mounts fails (ENOSYS)"));
         sink.Emit(event);
       });
-}
-
-grpc::Status LauncherService::Freeze(grpc::ServerContext*, const v1::FreezeRequest* request,
-                                     v1::FreezeResponse*) {
-  absl::StatusOr<WarmSandboxes::Entry> sandbox = warm_.Find(request->sandbox_id());
-  if (!sandbox.ok()) return ToGrpc(sandbox.status());
-  absl::Status frozen = sandbox->sandbox->Freeze(request->frozen());
-  spdlog::info("sandbox {} {}: {}", request->sandbox_id(), request->frozen() ? "frozen" : "thawed",
-               frozen.ok() ? "done" : std::string(frozen.message()));
-  return ToGrpc(frozen);
 }
 
 grpc::Status LauncherService::Signal(grpc::ServerContext*, const v1::SignalRequest* request,
