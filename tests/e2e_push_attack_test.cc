@@ -579,6 +579,34 @@ TEST_F(PushAttackTest, AHeldPushOfOneSessionDoesNotBreakAnotherSessionsPushes) {
   holder.reset();
 }
 
+// A broker that dies mid-push (SIGKILL, OOM) cannot revoke the push's write token; the next
+// broker on the same token file must, before anything else, so no token outlives the broker
+// that minted it.
+TEST_F(PushAttackTest, ATokenLeftByACrashedBrokerIsRevokedByTheNext) {
+  const std::string sock = Launch("crash", {"allow push_to_remote"});
+  const Commit c = NewCommit("crash");
+  std::unique_ptr<RawClient> holder = RawClient::Connect(sock);
+  ASSERT_NE(holder, nullptr);
+  ASSERT_TRUE(
+      holder->Send(Post(gateway_repo_ + "/git-receive-pack", "Transfer-Encoding: chunked\r\n") +
+                   Chunk(Pkt(absl::StrCat(kZero, " ", c.id, " refs/heads/feature/crash",
+                                          std::string(1, '\0'), "report-status\n")) +
+                         "0000")));
+  ASSERT_TRUE(
+      PollUntil([&] { return absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
+                absl::Seconds(20), "the held push's write token"));
+  const std::string left = ReadFile(upstream_->token_file());
+  d_->CrashBroker();
+  holder.reset();
+  d_.reset();
+  absl::StatusOr<std::unique_ptr<Daemons>> next =
+      Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_file()}});
+  ASSERT_TRUE(next.ok()) << next.status();
+  d_ = *std::move(next);
+  EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"))
+      << "the crashed broker's write token is still live: " << left;
+}
+
 // An upstream that redirects or asks for credentials: the gateway follows nothing, sends its
 // credential nowhere else, and the client sees a 502 with no token and no WWW-Authenticate (so
 // git never asks the sandbox for one).
