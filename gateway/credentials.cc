@@ -62,6 +62,11 @@ absl::StatusOr<Credential> LocalCredentialBroker::Mint(const std::string& sessio
   return *credential;
 }
 
+absl::Status LocalCredentialBroker::RevokeLeftovers() {
+  absl::MutexLock lock(&mu_);
+  return WriteLocked();
+}
+
 void LocalCredentialBroker::Revoke(const std::string& session, const Credential& credential) {
   absl::MutexLock lock(&mu_);
   auto it = live_.find(session);

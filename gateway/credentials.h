@@ -52,6 +52,9 @@ class CredentialBroker {
 class LocalCredentialBroker : public CredentialBroker {
  public:
   explicit LocalCredentialBroker(std::string token_file);
+  // Empties the file, once at boot: a broker killed mid-push could not revoke its tokens, and
+  // they stay live until the file is next written.
+  absl::Status RevokeLeftovers();
   absl::StatusOr<Credential> Mint(const std::string& session, const std::string& upstream_url,
                                   CredentialScope scope) override;
   void Revoke(const std::string& session, const Credential& credential) override;

@@ -62,5 +62,16 @@ TEST_F(LocalCredentialBrokerTest, ReadTokensAreNeverShared) {
   EXPECT_EQ(Read(file_), absl::StrCat("reader:", r2->password, "\n"));
 }
 
+TEST_F(LocalCredentialBrokerTest, LeftoversOfAPreviousBrokerAreRevokedAtBoot) {
+  {
+    FILE* f = fopen(file_.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("writer:ccs_left_by_a_crashed_broker\n", f);
+    fclose(f);
+  }
+  ASSERT_TRUE(broker_.RevokeLeftovers().ok());
+  EXPECT_EQ(Read(file_), "");
+}
+
 }  // namespace
 }  // namespace ccsandbox::gateway
