@@ -332,6 +332,28 @@ TEST_F(PushAttackTest, NoGitSpellingOfMainUpdatesIt) {
   }
 }
 
+// A tag (or a ref straight under refs/) named like a denied branch leaves refs/heads/main alone
+// but is what `git fetch origin main` and `git pull origin main` take (git resolves a short
+// name as refs/<name>, then refs/tags/<name>, then refs/heads/<name>): the agent's commit
+// would reach everyone who pulls main.
+TEST_F(PushAttackTest, ATagNamedLikeADeniedBranchIsRefusedToo) {
+  Launch("shadow",
+         {"allow push_to_remote", "deny push_to_remote main", "deny push_to_remote release/*"});
+  std::vector<v1::SandboxEvent> push =
+      Sh("shadow",
+         "git commit -q --allow-empty -m evil; git push origin HEAD:refs/tags/main 2>&1; "
+         "git push origin HEAD:refs/release/1.0 2>&1; git push origin HEAD:refs/tags/v1 2>&1");
+  EXPECT_EQ(upstream_->Head("r.git", "refs/tags/main"), "") << StdoutOf(push);
+  EXPECT_EQ(upstream_->Head("r.git", "refs/release/1.0"), "") << StdoutOf(push);
+  EXPECT_FALSE(upstream_->Head("r.git", "refs/tags/v1").empty()) << StdoutOf(push);
+  // What a consumer pulling main gets.
+  ProgramResult fetched = RunProgram({"git", "-C", work_, "fetch", "-q", bare_, "main"});
+  EXPECT_EQ(fetched.exit_code, 0) << fetched.err;
+  EXPECT_EQ(std::string(absl::StripAsciiWhitespace(
+                RunProgram({"git", "-C", work_, "rev-parse", "FETCH_HEAD"}).out)),
+            base_);
+}
+
 // Hand-made receive-pack requests that try to make the gateway and the upstream read a push
 // differently: capabilities on a later line, an empty or delimiter packet among the commands,
 // push options that are really commands, ids the gateway does not parse like git.
