@@ -601,6 +601,48 @@ TEST_F(PushAttackTest, AHeldPushOfOneSessionDoesNotBreakAnotherSessionsPushes) {
   holder.reset();
 }
 
+// An allowed push the client cuts short (half its pack, then its end) lands nothing, and its
+// write token goes; a push held open ends with its session's Destroy, token and all.
+TEST_F(PushAttackTest, APushCutShortOrHeldPastDestroyLeavesNothing) {
+  const std::string sock = Launch("cut", {"allow push_to_remote"});
+  const Commit c = NewCommit("cut");
+  const std::string body = Pkt(absl::StrCat(kZero, " ", c.id, " refs/heads/feature/cut",
+                                            std::string(1, '\0'), "report-status\n")) +
+                           "0000" + c.pack.substr(0, c.pack.size() / 2);
+  std::unique_ptr<RawClient> cut = RawClient::Connect(sock);
+  ASSERT_NE(cut, nullptr);
+  ASSERT_TRUE(
+      cut->Send(Post(gateway_repo_ + "/git-receive-pack",
+                     absl::StrCat("Content-Length: ", body.size() + c.pack.size(), "\r\n")) +
+                body));
+  cut->EndWrites();
+  cut->ReadAll();
+  EXPECT_EQ(upstream_->Head("r.git", "refs/heads/feature/cut"), "");
+  EXPECT_TRUE(
+      PollUntil([&] { return !absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
+                absl::Seconds(20), "the cut push's token to go"));
+
+  std::unique_ptr<RawClient> held = RawClient::Connect(sock);
+  ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(
+      held->Send(Post(gateway_repo_ + "/git-receive-pack", "Transfer-Encoding: chunked\r\n") +
+                 Chunk(Pkt(absl::StrCat(kZero, " ", c.id, " refs/heads/feature/held",
+                                        std::string(1, '\0'), "report-status\n")) +
+                       "0000")));
+  ASSERT_TRUE(
+      PollUntil([&] { return absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
+                absl::Seconds(20), "the held push's write token"));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  v1::SessionRequest request;
+  request.set_session_id("cut");
+  v1::SandboxHandle handle;
+  grpc::Status destroyed = stub_->Destroy(&ctx, request, &handle);
+  EXPECT_TRUE(destroyed.ok()) << destroyed.error_message();
+  EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"));
+  EXPECT_EQ(upstream_->Head("r.git", "refs/heads/feature/held"), "");
+}
+
 // A broker that dies mid-push (SIGKILL, OOM) cannot revoke the push's write token; the next
 // broker on the same token file must, before anything else, so no token outlives the broker
 // that minted it.
