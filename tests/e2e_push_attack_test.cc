@@ -42,17 +42,6 @@ namespace {
 
 constexpr char kZero[] = "0000000000000000000000000000000000000000";
 
-std::string StderrOf(const std::vector<v1::SandboxEvent>& events) {
-  std::string err;
-  for (const v1::SandboxEvent& e : events) err += e.stderr();
-  return err;
-}
-
-int ExitOf(const std::vector<v1::SandboxEvent>& events) {
-  const v1::SandboxEvent* last = Last(events);
-  return last != nullptr && last->has_exit() ? last->exit().exit_code() : -1;
-}
-
 std::string Pkt(const std::string& data) {
   return absl::StrCat(absl::StrFormat("%04x", data.size() + 4), data);
 }
@@ -251,6 +240,17 @@ class PushAttackTest : public ::testing::Test {
                                          script);
     for (const auto& [name, value] : env) (*request.mutable_env())[name] = value;
     return ExecEvents(*stub_, request, nullptr, absl::Seconds(120));
+  }
+
+  // The read token the run's credential helper gets for `path` of the upstream ("" if none).
+  std::string Fill(const std::string& session, const std::string& path) {
+    const std::string url = upstream_->Url("r.git");
+    const std::string host = url.substr(7, url.find('/', 7) - 7);
+    const std::string out =
+        StdoutOf(Sh(session, absl::StrCat("printf 'protocol=http\\nhost=", host, "\\npath=", path,
+                                          "\\n\\n' | git credential fill 2>&1; true")));
+    const size_t at = out.find("password=");
+    return at == std::string::npos ? "" : out.substr(at + 9, out.find('\n', at) - at - 9);
   }
 
   // A commit on top of main made on the host, and the pack that carries it.
@@ -733,6 +733,43 @@ TEST_F(PushAttackTest, NoRouteToACredentialFromInside) {
   EXPECT_FALSE(absl::StrContains(out, "GIT_CONFIG_PARAMETERS")) << out;
   EXPECT_FALSE(absl::StrContains(out, "ccs_")) << out;
   EXPECT_FALSE(absl::StrContains(out, "direct=200")) << out;
+}
+
+// The run's read credential (the shim's credential helper asks the gateway for it): what it
+// opens on the upstream, and whether one session's leaves another's working.
+// A read credential is handed to the run (git's credential helper): it must read its session's
+// repository only — another repository on the same upstream (another team's, another
+// session's) stays closed to it.
+TEST_F(PushAttackTest, AReadTokenReadsOnlyItsSessionsRepository) {
+  ASSERT_TRUE(upstream_->CreateRepository("other.git").ok());
+  Launch("reader", {"allow push_to_remote"});
+  const std::string token = Fill("reader", "git/r.git");
+  ASSERT_FALSE(token.empty());
+  const std::string other = upstream_->Url("other.git");
+  EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote",
+                        absl::StrCat("http://reader:", token, "@", other.substr(7))})
+                .exit_code,
+            0)
+      << "the read token of r.git reads other.git";
+}
+
+// Two sessions' read credentials live at once: each must work (an htpasswd-style upstream
+// checks only the first "reader:" line, so the first session's token shadows every other's).
+TEST_F(PushAttackTest, ReadTokensOfTwoSessionsBothWork) {
+  Launch("a-reads", {"allow push_to_remote"});
+  Launch("b-reads", {"allow push_to_remote"});
+  const std::string first = Fill("a-reads", "git/r.git");
+  const std::string second = Fill("b-reads", "git/r.git");
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  const std::string url = upstream_->Url("r.git").substr(7);
+  for (const std::string& token : {first, second}) {
+    EXPECT_EQ(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote",
+                          absl::StrCat("http://reader:", token, "@", url)})
+                  .exit_code,
+              0)
+        << (token == first ? "the first" : "the second") << " session's read token is refused";
+  }
 }
 
 // An upstream symbolic ref that aliases main (refs/heads/master -> refs/heads/main, kept by
