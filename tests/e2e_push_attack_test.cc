@@ -786,5 +786,43 @@ TEST_F(PushAttackTest, AnUpstreamAliasOfMainIsNotAWayAround) {
   EXPECT_EQ(upstream_->Head("r.git", "refs/heads/main"), base_) << StdoutOf(push);
 }
 
+// With only a personal token the rule is advisory "because code holding the token could push
+// around it" — and the run's credential helper hands that very token to the run: the agent
+// carries a credential that pushes main. What the run is given must never be able to push.
+TEST(PushAttackPersonalTokenTest, TheRunIsNeverHandedACredentialThatCanPush) {
+  char dir[] = "/tmp/ccsandbox-pat.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string token_file = std::string(dir) + "/token";
+  {
+    FILE* f = fopen(token_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("ghp_rtpush_example\n", f);
+    fclose(f);
+  }
+  absl::StatusOr<std::unique_ptr<Daemons>> d =
+      Daemons::Start({.broker_flags = {"--push-credentials=personal-token:" + token_file}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel((*d)->broker_address(), grpc::InsecureChannelCredentials()));
+  v1::LaunchRequest request;
+  request.mutable_spec()->set_session_id("pat");
+  request.mutable_spec()->mutable_push()->add_repositories("https://github.com/o/r.git");
+  request.mutable_spec()->mutable_push()->add_rules("deny push_to_remote main");
+  grpc::ClientContext ctx;
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(stub->Launch(&ctx, request, &handle).ok());
+  std::vector<v1::SandboxEvent> fill =
+      ExecEvents(*stub,
+                 ShExec("pat",
+                        "printf 'protocol=https\\nhost=github.com\\npath=o/r.git\\n\\n' | "
+                        "git credential fill 2>&1; echo asked"),
+                 nullptr, absl::Seconds(60));
+  EXPECT_TRUE(absl::StrContains(StdoutOf(fill), "asked")) << StderrOf(fill);
+  EXPECT_FALSE(absl::StrContains(StdoutOf(fill), "ghp_rtpush_example"))
+      << "the run holds the personal token, which pushes main: " << StdoutOf(fill);
+  d->reset();
+  RunProgram({"rm", "-rf", dir});
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing
