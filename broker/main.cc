@@ -202,6 +202,9 @@ absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> PushCredentials() {
   }
   if (local) {
     auto broker = std::make_shared<gateway::LocalCredentialBroker>(std::string(path));
+    if (absl::Status emptied = broker->RevokeLeftovers(); !emptied.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("--push-credentials: ", emptied.message()));
+    }
     spdlog::info("push gateway: {}", broker->Describe());
     return broker;
   }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -33,23 +35,46 @@ std::string LocalCredentialBroker::Describe() const {
 
 absl::StatusOr<Credential> LocalCredentialBroker::Mint(const std::string& session,
                                                        const std::string&, CredentialScope scope) {
-  absl::StatusOr<std::string> token = RandomToken();
-  if (!token.ok()) return token.status();
-  Credential credential{scope == CredentialScope::kWrite ? "writer" : "reader", *token};
   absl::MutexLock lock(&mu_);
-  live_[session].push_back(credential);
+  std::optional<Credential> credential;
+  if (scope == CredentialScope::kWrite) {
+    // An htpasswd-style upstream honours only the first line of a user: one push's token would
+    // shadow every other's, and an agent holding its push open would stop every other
+    // session's. Write tokens never leave the broker, so all live pushes share one, rotated
+    // once no push holds it.
+    for (const auto& [holder, credentials] : live_) {
+      for (const Credential& c : credentials) {
+        if (c.username == "writer") credential = c;
+      }
+    }
+  }
+  if (!credential.has_value()) {
+    absl::StatusOr<std::string> token = RandomToken();
+    if (!token.ok()) return token.status();
+    credential = Credential{scope == CredentialScope::kWrite ? "writer" : "reader", *token};
+  }
+  live_[session].push_back(*credential);
   if (absl::Status written = WriteLocked(); !written.ok()) {
     live_[session].pop_back();
+    if (live_[session].empty()) live_.erase(session);
     return written;
   }
-  return credential;
+  return *credential;
+}
+
+absl::Status LocalCredentialBroker::RevokeLeftovers() {
+  absl::MutexLock lock(&mu_);
+  return WriteLocked();
 }
 
 void LocalCredentialBroker::Revoke(const std::string& session, const Credential& credential) {
   absl::MutexLock lock(&mu_);
   auto it = live_.find(session);
   if (it == live_.end()) return;
-  std::erase_if(it->second, [&](const Credential& c) { return c.password == credential.password; });
+  // One hold of it: another push may share the same write token.
+  auto held = std::find_if(it->second.begin(), it->second.end(),
+                           [&](const Credential& c) { return c.password == credential.password; });
+  if (held != it->second.end()) it->second.erase(held);
   if (it->second.empty()) live_.erase(it);
   (void)WriteLocked();
 }
@@ -83,9 +108,13 @@ std::string PersonalTokenBroker::Describe() const {
 
 absl::Status LocalCredentialBroker::WriteLocked() {
   std::string text;
+  std::set<std::string> written;
   for (const auto& [session, credentials] : live_) {
-    for (const Credential& c : credentials)
-      absl::StrAppend(&text, c.username, ":", c.password, "\n");
+    for (const Credential& c : credentials) {
+      if (written.insert(c.password).second) {
+        absl::StrAppend(&text, c.username, ":", c.password, "\n");
+      }
+    }
   }
   // Written beside and renamed over: the upstream never reads half a file.
   const std::string temp = token_file_ + ".new";

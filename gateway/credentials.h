@@ -46,10 +46,15 @@ class CredentialBroker {
 
 // Tokens for an upstream served on this host: every live token is a line
 // "reader:<token>" or "writer:<token>" of `token_file` (an htpasswd-style plain file the
-// upstream's basic auth reads at each request), rewritten atomically on each change.
+// upstream's basic auth reads at each request), rewritten atomically on each change. Such an
+// upstream honours only a user's first line, so the pushes live at one time (of any session)
+// share one write token, revoked when the last of them is done.
 class LocalCredentialBroker : public CredentialBroker {
  public:
   explicit LocalCredentialBroker(std::string token_file);
+  // Empties the file, once at boot: a broker killed mid-push could not revoke its tokens, and
+  // they stay live until the file is next written.
+  absl::Status RevokeLeftovers();
   absl::StatusOr<Credential> Mint(const std::string& session, const std::string& upstream_url,
                                   CredentialScope scope) override;
   void Revoke(const std::string& session, const Credential& credential) override;

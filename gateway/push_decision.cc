@@ -1,8 +1,34 @@
 #include "gateway/push_decision.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace ccsandbox::gateway {
+namespace {
+
+// The branch `ref` shadows when git resolves a short name — `git fetch origin main` and
+// `git pull origin main` take refs/main, then refs/tags/main, before refs/heads/main — when a
+// rule is scoped to that branch; "" otherwise. Such a ref is decided as that branch too, or a
+// tag named main would carry the agent's commit to everyone who pulls main.
+std::string ShadowedBranch(absl::string_view ref, const policy::GuardrailRuleSet& rules) {
+  absl::string_view name = ref;
+  if (!absl::ConsumePrefix(&name, "refs/") || absl::StartsWith(name, "heads/") ||
+      absl::StartsWith(name, "remotes/")) {
+    return "";
+  }
+  absl::ConsumePrefix(&name, "tags/");
+  const std::string branch = absl::StrCat("refs/heads/", name);
+  for (const policy::GuardrailRule& rule : rules.rules) {
+    if (rule.effect == policy::EffectClass::kPushToRemote && !rule.ref_pattern.empty() &&
+        policy::RefPatternMatches(rule.ref_pattern, branch)) {
+      return branch;
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 PushDecision DecidePush(const std::vector<RefUpdate>& updates,
                         const policy::GuardrailRuleSet& rules, bool approver_connected) {
@@ -12,10 +38,17 @@ PushDecision DecidePush(const std::vector<RefUpdate>& updates,
   for (size_t i = 0; i < updates.size(); ++i) {
     policy::ActionRequest request;
     request.effects = {{policy::EffectClass::kPushToRemote, {updates[i].ref}}};
+    const std::string shadowed = ShadowedBranch(updates[i].ref, rules);
+    if (!shadowed.empty()) request.effects[0].refs.push_back(shadowed);
     request.approver_connected = approver_connected;
     const policy::GuardrailDecision ref = policy::ResolveAction(request, rules);
     if (ref.verdict == policy::PolicyVerdict::kAllow) continue;
     refused[i] = absl::StrCat(kPolicyPrefix, ": ", ref.reason);
+    if (ref.decided_by.has_value() && ref.decided_by->ref == shadowed) {
+      refused[i] = absl::StrCat(kPolicyPrefix, ": ", updates[i].ref, " is what git takes for ",
+                                absl::StripPrefix(shadowed, "refs/heads/"), " before the branch; ",
+                                ref.reason);
+    }
     if (d.allowed) d.summary = absl::StrCat(updates[i].ref, " refused: ", ref.reason);
     d.allowed = false;
   }

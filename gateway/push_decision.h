@@ -1,7 +1,9 @@
 // The push rule, asked for each ref a push updates (the guardrails' "push to remote repository"
 // effect, branch-scoped: "deny push_to_remote main", "allow push_to_remote feature/*"; a prompt
 // with no approver connected is a deny). All or nothing: if one ref is refused, nothing of the
-// push is forwarded, and every ref says why in git's own output.
+// push is forwarded, and every ref says why in git's own output. A tag or a ref straight under
+// refs/ named like a branch a rule is scoped to is decided as that branch too (git takes
+// refs/tags/main for "main" before refs/heads/main).
 //
 //   PushDecision d = DecidePush(head.updates, rules, /*approver_connected=*/false);
 //   if (!d.allowed) Respond(RenderReportStatus("", d.statuses, BandFor(head)));

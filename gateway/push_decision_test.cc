@@ -86,6 +86,40 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              false,
              {"along", "refused"}},
+        // git resolves "main" as refs/main, then refs/tags/main, then refs/heads/main: a
+        // tag named like a branch a rule is scoped to is decided as that branch too.
+        Case{"ATagNamedLikeADeniedBranchIsDenied",
+             {"allow push_to_remote", "deny push_to_remote main"},
+             {"refs/tags/main", "refs/tags/v1"},
+             false,
+             false,
+             {"refused", "along"}},
+        Case{"ARefUnderRefsNamedLikeADeniedBranchIsDenied",
+             {"allow push_to_remote", "deny push_to_remote release/*"},
+             {"refs/release/1.0"},
+             false,
+             false,
+             {"refused"}},
+        Case{"AnotherTagIsAllowed",
+             {"allow push_to_remote", "deny push_to_remote main"},
+             {"refs/tags/v1", "refs/notes/commits", "refs/remotes/main"},
+             false,
+             true,
+             {"", "", ""}},
+        // Only a rule scoped to the branch makes it count: a tags-only allow stays one.
+        Case{"TagsOnlyAllowIsNotTurnedIntoBranchDenies",
+             {"deny push_to_remote", "allow push_to_remote refs/tags/*"},
+             {"refs/tags/v1"},
+             false,
+             true,
+             {""}},
+        Case{"AnAllowedBranchsTagIsAllowed",
+             {"deny push_to_remote", "allow push_to_remote refs/tags/*",
+              "allow push_to_remote feature/*"},
+             {"refs/tags/feature/x"},
+             false,
+             true,
+             {""}},
         Case{"TagsByFullPattern",
              {"allow push_to_remote", "deny push_to_remote refs/tags/*"},
              {"refs/tags/v1"},
@@ -105,6 +139,20 @@ TEST(PushDecision, TheReasonNamesTheRefAndTheRule) {
   EXPECT_TRUE(absl::StrContains(d.statuses[0].error, "deny push_to_remote main"))
       << d.statuses[0].error;
   EXPECT_TRUE(absl::StrContains(d.summary, "refs/heads/main")) << d.summary;
+}
+
+TEST(PushDecision, AShadowingTagSaysWhichBranchItWouldBe) {
+  absl::StatusOr<policy::GuardrailRuleSet> rules =
+      policy::ParseGuardrailRules({"allow push_to_remote", "deny push_to_remote main"});
+  ASSERT_TRUE(rules.ok());
+  const PushDecision d =
+      DecidePush({{std::string(40, 'a'), std::string(40, 'b'), "refs/tags/main"}}, *rules, false);
+  ASSERT_FALSE(d.allowed);
+  EXPECT_TRUE(absl::StrContains(d.statuses[0].error,
+                                "refs/tags/main is what git takes for main before the branch"))
+      << d.statuses[0].error;
+  EXPECT_TRUE(absl::StrContains(d.statuses[0].error, "deny push_to_remote main"))
+      << d.statuses[0].error;
 }
 
 TEST(PushDecision, NothingToUpdateIsNotAnAllow) {

@@ -365,7 +365,11 @@ class GatewayRequest {
       if (!*got) break;
     }
     std::string answer;
-    if (const GatewayRepository* repo = RepositoryAsked(request, options_.repositories)) {
+    if (!options_.credentials->ReadOnlyEnforced()) {
+      // The only credential can push (a personal token): in the run, it would push around the
+      // rule. Fetches of private repositories go without.
+      Say("credential asked: none given, the only credential can push");
+    } else if (const GatewayRepository* repo = RepositoryAsked(request, options_.repositories)) {
       absl::StatusOr<Credential> read = reads_.For(*repo, options_);
       if (read.ok()) {
         answer = absl::StrCat("username=", read->username, "\npassword=", read->password, "\n");
