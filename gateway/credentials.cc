@@ -118,7 +118,10 @@ absl::Status LocalCredentialBroker::WriteLocked() {
   }
   // Written beside and renamed over: the upstream never reads half a file.
   const std::string temp = token_file_ + ".new";
-  UniqueFd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+  // A fresh file every time: whatever was left at the name (a file with another mode, a symlink)
+  // is not written through.
+  (void)unlink(temp.c_str());
+  UniqueFd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
   if (!fd.valid() ||
       write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
       fsync(fd.get()) != 0 || rename(temp.c_str(), token_file_.c_str()) != 0) {

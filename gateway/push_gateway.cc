@@ -89,6 +89,11 @@ struct Client {
   }
 };
 
+// A client's text in a message or a log line: at most 200 bytes.
+std::string Bounded(absl::string_view text) {
+  return text.size() <= 200 ? std::string(text) : absl::StrCat(text.substr(0, 200), "…");
+}
+
 // Reads the request head: the parsed head, or the status to answer with.
 absl::StatusOr<proxy::HttpRequestHead> ReadHead(Client& client) {
   size_t scanned = 0;
@@ -186,9 +191,10 @@ class GatewayRequest {
       for (absl::string_view service : {"/info/refs", "/git-receive-pack", "/git-upload-pack"}) {
         if (absl::ConsumeSuffix(&named, service)) break;
       }
-      Refuse(404, "Not Found",
-             absl::StrCat(named, " is not a repository of this session; pushes go only to ",
-                          known.empty() ? "(none)" : absl::StrJoin(known, ", ")));
+      Refuse(
+          404, "Not Found",
+          absl::StrCat(Bounded(named), " is not a repository of this session; pushes go only to ",
+                       known.empty() ? "(none)" : absl::StrJoin(known, ", ")));
       return;
     }
     if (rest == "/info/refs" && head->method == "GET" && query == "service=git-receive-pack") {
@@ -200,7 +206,8 @@ class GatewayRequest {
              "fetches go to the upstream directly with the run's read credential, not through "
              "the push gateway");
     } else {
-      Refuse(404, "Not Found", absl::StrCat(head->method, " ", path, " is not served here"));
+      Refuse(404, "Not Found",
+             absl::StrCat(Bounded(head->method), " ", Bounded(path), " is not served here"));
     }
   }
 

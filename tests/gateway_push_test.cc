@@ -209,5 +209,16 @@ TEST_F(GatewayPushTest, AMalformedPushRequestIsRefusedBounded) {
   EXPECT_EQ(push.exit_code, 0) << push.err;
 }
 
+// A client's path is quoted in the refusal and the log only so far: a 10 KB path is not echoed.
+TEST_F(GatewayPushTest, ARefusalQuotesALongPathBounded) {
+  const std::string path = "/" + std::string(10000, 'p') + "/info/refs";
+  ProgramResult r = RunProgram({"curl", "-s", "-w", "\n%{http_code}", GatewayUrl(path)});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n404")) << r.out.substr(0, 300);
+  EXPECT_LT(r.out.size(), 1000u);
+  absl::MutexLock lock(&mu_);
+  ASSERT_FALSE(decisions_.empty());
+  EXPECT_LT(decisions_.back().size(), 1000u);
+}
+
 }  // namespace
 }  // namespace ccsandbox::testing
