@@ -31,7 +31,8 @@ std::string ShadowedBranch(absl::string_view ref, const policy::GuardrailRuleSet
 }  // namespace
 
 PushDecision DecidePush(const std::vector<RefUpdate>& updates,
-                        const policy::GuardrailRuleSet& rules, bool approver_connected) {
+                        const policy::GuardrailRuleSet& rules, bool approver_connected,
+                        const std::map<std::string, std::string>& symrefs) {
   PushDecision d;
   d.allowed = !updates.empty();
   std::vector<std::string> refused(updates.size());
@@ -40,11 +41,17 @@ PushDecision DecidePush(const std::vector<RefUpdate>& updates,
     request.effects = {{policy::EffectClass::kPushToRemote, {updates[i].ref}}};
     const std::string shadowed = ShadowedBranch(updates[i].ref, rules);
     if (!shadowed.empty()) request.effects[0].refs.push_back(shadowed);
+    auto alias = symrefs.find(updates[i].ref);
+    const std::string target = alias == symrefs.end() ? "" : alias->second;
+    if (!target.empty()) request.effects[0].refs.push_back(target);
     request.approver_connected = approver_connected;
     const policy::GuardrailDecision ref = policy::ResolveAction(request, rules);
     if (ref.verdict == policy::PolicyVerdict::kAllow) continue;
     refused[i] = absl::StrCat(kPolicyPrefix, ": ", ref.reason);
-    if (ref.decided_by.has_value() && ref.decided_by->ref == shadowed) {
+    if (!target.empty() && ref.decided_by.has_value() && ref.decided_by->ref == target) {
+      refused[i] = absl::StrCat(kPolicyPrefix, ": ", updates[i].ref, " is a symbolic ref to ",
+                                target, " on the upstream; ", ref.reason);
+    } else if (ref.decided_by.has_value() && ref.decided_by->ref == shadowed) {
       refused[i] = absl::StrCat(kPolicyPrefix, ": ", updates[i].ref, " is what git takes for ",
                                 absl::StripPrefix(shadowed, "refs/heads/"), " before the branch; ",
                                 ref.reason);

@@ -10,6 +10,7 @@
 #ifndef CCSANDBOX_GATEWAY_PUSH_DECISION_H_
 #define CCSANDBOX_GATEWAY_PUSH_DECISION_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ struct PushDecision {
   std::string summary;  // for the log: which ref decided, and by what rule
 };
 
+// `symrefs`: the upstream's symbolic refs (name -> target); a push to one is judged for its
+// target too, since receive-pack updates the target.
 PushDecision DecidePush(const std::vector<RefUpdate>& updates,
-                        const policy::GuardrailRuleSet& rules, bool approver_connected);
+                        const policy::GuardrailRuleSet& rules, bool approver_connected,
+                        const std::map<std::string, std::string>& symrefs = {});
 
 }  // namespace ccsandbox::gateway
 

@@ -161,5 +161,20 @@ TEST(PushDecision, NothingToUpdateIsNotAnAllow) {
   EXPECT_TRUE(d.statuses.empty());
 }
 
+// A push to an upstream alias of main updates main: judged as main too.
+TEST(PushDecision, AnAliasOfADeniedBranchIsRefusedSayingSo) {
+  absl::StatusOr<policy::GuardrailRuleSet> rules =
+      policy::ParseGuardrailRules({"allow push_to_remote", "deny push_to_remote main"});
+  ASSERT_TRUE(rules.ok());
+  const RefUpdate master{std::string(40, 'a'), std::string(40, 'b'), "refs/heads/master"};
+  EXPECT_TRUE(DecidePush({master}, *rules, false).allowed);
+  const PushDecision d =
+      DecidePush({master}, *rules, false, {{"refs/heads/master", "refs/heads/main"}});
+  ASSERT_FALSE(d.allowed);
+  EXPECT_TRUE(absl::StrContains(d.statuses[0].error,
+                                "refs/heads/master is a symbolic ref to refs/heads/main"))
+      << d.statuses[0].error;
+}
+
 }  // namespace
 }  // namespace ccsandbox::gateway

@@ -22,6 +22,7 @@
 #include "gateway/receive_pack.h"
 #include "gateway/report_status.h"
 #include "gateway/upstream.h"
+#include "gateway/upstream_symrefs.h"
 #include "proxy/http_head_parser.h"
 
 namespace ccsandbox::gateway {
@@ -237,16 +238,19 @@ class GatewayRequest {
   }
 
   // Streams the upstream's answer to the client; a refused credential becomes a 502.
-  void Relay(const GatewayRepository& repo, UpstreamRequest request) {
+  // `held`: a write credential the caller minted (else one is minted here).
+  void Relay(const GatewayRepository& repo, UpstreamRequest request,
+             const Credential* held = nullptr) {
     absl::StatusOr<std::unique_ptr<Credential, std::function<void(Credential*)>>> credential =
-        WriteCredential(repo);
+        held == nullptr ? WriteCredential(repo) : nullptr;
     if (!credential.ok()) {
       Refuse(503, "Service Unavailable",
              absl::StrCat("no write credential: ", credential.status().message()));
       return;
     }
-    request.username = (*credential)->username;
-    request.password = (*credential)->password;
+    const Credential& use = held != nullptr ? *held : **credential;
+    request.username = use.username;
+    request.password = use.password;
     bool streaming = false;
     int status = 0;
     UpstreamSink sink;
@@ -319,8 +323,30 @@ class GatewayRequest {
       client_.StartStream(200, kResult);
       return;
     }
+    // The upstream's symbolic refs first: a push to an alias updates what it points at.
+    absl::StatusOr<std::unique_ptr<Credential, std::function<void(Credential*)>>> credential =
+        WriteCredential(repo);
+    if (!credential.ok()) {
+      Refuse(503, "Service Unavailable",
+             absl::StrCat("no write credential: ", credential.status().message()));
+      return;
+    }
+    absl::StatusOr<Symrefs> symrefs = UpstreamSymrefs(repo.upstream_url, **credential);
     const bool approver = options_.approver_connected && options_.approver_connected();
-    const PushDecision decision = DecidePush(parser.head().updates, options_.rules, approver);
+    PushDecision decision =
+        DecidePush(parser.head().updates, options_.rules, approver, symrefs.value_or(Symrefs()));
+    if (!symrefs.ok()) {
+      decision.allowed = false;
+      decision.summary = absl::StrCat("the upstream's symbolic refs could not be read: ",
+                                      symrefs.status().message());
+      for (RefStatus& status : decision.statuses) {
+        status.error = absl::StrCat(kPolicyPrefix,
+                                    ": not pushed, the upstream's symbolic refs "
+                                    "could not be read (",
+                                    Bounded(symrefs.status().message()),
+                                    "), so what this push would update is unknown");
+      }
+    }
     Say(absl::StrCat("push to ", repo.path, ": ", decision.allowed ? "allowed" : "refused", " (",
                      decision.summary, ")"));
     if (!decision.allowed) {
@@ -353,7 +379,7 @@ class GatewayRequest {
       offset += n;
       return n;
     };
-    Relay(repo, std::move(request));
+    Relay(repo, std::move(request), credential->get());
   }
 
   // The run's credential helper asks for a read credential (git's credential protocol).

@@ -780,9 +780,7 @@ TEST_F(PushAttackTest, DISABLED_ReadTokensOfTwoSessionsBothWork) {
 // An upstream symbolic ref that aliases main (refs/heads/master -> refs/heads/main, kept by
 // many self-hosted upstreams after a rename) is updated through: receive-pack dereferences it.
 // The rule judges ref names, so "deny push_to_remote main" does not hold there.
-// Fails today (docs/push-gateway.md "Not yet": the rule judges ref names, not what an upstream's
-// symbolic ref points at); disabled until the gateway asks the upstream for its symrefs.
-TEST_F(PushAttackTest, DISABLED_AnUpstreamAliasOfMainIsNotAWayAround) {
+TEST_F(PushAttackTest, AnUpstreamAliasOfMainIsNotAWayAround) {
   ASSERT_EQ(RunProgram({"git", "-C", bare_, "symbolic-ref", "refs/heads/master", "refs/heads/main"})
                 .exit_code,
             0);
