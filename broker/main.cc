@@ -63,11 +63,12 @@ ABSL_FLAG(uint32_t, egress_max_connections, 0,
 ABSL_FLAG(absl::Duration, exec_stall_timeout, absl::Seconds(60),
           "an Exec client that takes no event for this long while events wait for it is dropped "
           "as if it had disconnected: its stream is cancelled, its run (if still going) killed");
-ABSL_FLAG(std::string, push_credentials, "",
-          "what mints the push gateway's credentials: local:PATH (tokens for an upstream on this "
-          "host that reads PATH as its basic-auth file: reader:TOKEN fetches, writer:TOKEN "
-          "pushes), personal-token:PATH (a token in PATH that can push: the push rule is then "
-          "ADVISORY); empty: a Launch with push is refused");
+ABSL_FLAG(
+    std::string, push_credentials, "",
+    "what mints the push gateway's credentials: local:DIR (tokens for an upstream on this "
+    "host that reads DIR/<repository>.read and .write as basic-auth files: per repository "
+    "and per token), personal-token:PATH (a token in PATH that can push: the push rule is then "
+    "ADVISORY); empty: a Launch with push is refused");
 ABSL_FLAG(std::string, egress_hosts_file, "",
           "the egress proxies resolve names only from this hosts(5)-style file (ADDRESS NAME... "
           "per line, at most 1 MiB) instead of DNS, and every other name fails: for air-gapped "
@@ -194,7 +195,7 @@ absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> PushCredentials() {
   if (!local && !absl::ConsumePrefix(&path, "personal-token:")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--push-credentials: '", flag,
-                     "': local:PATH or personal-token:PATH (GitHub App "
+                     "': local:DIR or personal-token:FILE (GitHub App "
                      "installation tokens are not implemented yet)"));
   }
   if (absl::Status valid = CheckNormalizedAbsolute("--push-credentials", path); !valid.ok()) {
@@ -377,8 +378,10 @@ int Main(int argc, char** argv) {
   config.push_credentials = *std::move(credentials);
   if (const std::string flag = absl::GetFlag(FLAGS_push_credentials); !flag.empty()) {
     // The tokens' file is never bound into a sandbox, nor anything that holds it.
-    config.forbidden_dirs.push_back(
-        {ParentPath(flag.substr(flag.find(':') + 1)), "the push credentials' directory"});
+    config.forbidden_dirs.push_back({absl::StartsWith(flag, "local:")
+                                         ? flag.substr(sizeof("local:") - 1)
+                                         : ParentPath(flag.substr(flag.find(':') + 1)),
+                                     "the push credentials' directory"});
   }
 
   absl::StatusOr<std::unique_ptr<BrokerServers>> servers =

@@ -1,5 +1,6 @@
 #include "gateway/credentials.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -9,7 +10,9 @@
 #include <optional>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/unique_fd.h"
 
@@ -26,62 +29,73 @@ absl::StatusOr<std::string> RandomToken() {
 
 }  // namespace
 
-LocalCredentialBroker::LocalCredentialBroker(std::string token_file)
-    : token_file_(std::move(token_file)) {}
+LocalCredentialBroker::LocalCredentialBroker(std::string token_dir)
+    : token_dir_(std::move(token_dir)) {}
 
 std::string LocalCredentialBroker::Describe() const {
-  return absl::StrCat("local tokens (", token_file_, "): read credentials cannot push");
+  return absl::StrCat("local tokens (", token_dir_,
+                      "): per repository and per token, read credentials cannot push");
+}
+
+std::string LocalCredentialBroker::KeyFor(const std::string& upstream_url) {
+  absl::string_view rest = upstream_url;
+  const size_t scheme = rest.find("://");
+  if (scheme != absl::string_view::npos) rest.remove_prefix(scheme + 3);
+  const size_t slash = rest.find('/');
+  std::string key(slash == absl::string_view::npos ? "" : rest.substr(slash + 1));
+  while (!key.empty() && key.back() == '/') key.pop_back();
+  for (char& c : key) {
+    const bool kept =
+        absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    if (!kept) c = '_';
+  }
+  return key.empty() ? "_" : key;
 }
 
 absl::StatusOr<Credential> LocalCredentialBroker::Mint(const std::string& session,
-                                                       const std::string&, CredentialScope scope) {
+                                                       const std::string& upstream_url,
+                                                       CredentialScope scope) {
+  absl::StatusOr<std::string> token = RandomToken();
+  if (!token.ok()) return token.status();
   absl::MutexLock lock(&mu_);
-  std::optional<Credential> credential;
-  if (scope == CredentialScope::kWrite) {
-    // An htpasswd-style upstream honours only the first line of a user: one push's token would
-    // shadow every other's, and an agent holding its push open would stop every other
-    // session's. Write tokens never leave the broker, so all live pushes share one, rotated
-    // once no push holds it.
-    for (const auto& [holder, credentials] : live_) {
-      for (const Credential& c : credentials) {
-        if (c.username == "writer") credential = c;
-      }
-    }
-  }
-  if (!credential.has_value()) {
-    absl::StatusOr<std::string> token = RandomToken();
-    if (!token.ok()) return token.status();
-    credential = Credential{scope == CredentialScope::kWrite ? "writer" : "reader", *token};
-  }
-  live_[session].push_back(*credential);
+  Live live{session, KeyFor(upstream_url), scope,
+            Credential{absl::StrCat("u", next_user_++), *token}};
+  live_.push_back(live);
+  keys_.insert(live.key);
   if (absl::Status written = WriteLocked(); !written.ok()) {
-    live_[session].pop_back();
-    if (live_[session].empty()) live_.erase(session);
+    live_.pop_back();
     return written;
   }
-  return *credential;
+  return live.credential;
 }
 
 absl::Status LocalCredentialBroker::RevokeLeftovers() {
   absl::MutexLock lock(&mu_);
+  if (DIR* dir = opendir(token_dir_.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      const absl::string_view name = entry->d_name;
+      if (absl::EndsWith(name, ".read") || absl::EndsWith(name, ".write")) {
+        keys_.insert(std::string(name.substr(0, name.rfind('.'))));
+      }
+    }
+    closedir(dir);
+  }
   return WriteLocked();
 }
 
 void LocalCredentialBroker::Revoke(const std::string& session, const Credential& credential) {
   absl::MutexLock lock(&mu_);
-  auto it = live_.find(session);
-  if (it == live_.end()) return;
-  // One hold of it: another push may share the same write token.
-  auto held = std::find_if(it->second.begin(), it->second.end(),
-                           [&](const Credential& c) { return c.password == credential.password; });
-  if (held != it->second.end()) it->second.erase(held);
-  if (it->second.empty()) live_.erase(it);
+  std::erase_if(live_, [&](const Live& l) {
+    return l.session == session && l.credential.password == credential.password;
+  });
   (void)WriteLocked();
 }
 
 void LocalCredentialBroker::RevokeSession(const std::string& session) {
   absl::MutexLock lock(&mu_);
-  if (live_.erase(session) > 0) (void)WriteLocked();
+  if (std::erase_if(live_, [&](const Live& l) { return l.session == session; }) > 0) {
+    (void)WriteLocked();
+  }
 }
 
 absl::StatusOr<std::unique_ptr<PersonalTokenBroker>> PersonalTokenBroker::FromFile(
@@ -107,25 +121,25 @@ std::string PersonalTokenBroker::Describe() const {
 }
 
 absl::Status LocalCredentialBroker::WriteLocked() {
-  std::string text;
-  std::set<std::string> written;
-  for (const auto& [session, credentials] : live_) {
-    for (const Credential& c : credentials) {
-      if (written.insert(c.password).second) {
-        absl::StrAppend(&text, c.username, ":", c.password, "\n");
+  for (const std::string& key : keys_) {
+    for (const bool writers : {false, true}) {
+      std::string text;
+      for (const Live& l : live_) {
+        if (l.key != key || (writers && l.scope != CredentialScope::kWrite)) continue;
+        absl::StrAppend(&text, l.credential.username, ":", l.credential.password, "\n");
+      }
+      const std::string file = absl::StrCat(token_dir_, "/", key, writers ? ".write" : ".read");
+      // Written beside and renamed over: the upstream never reads half a file. A fresh
+      // temporary each time: nothing left at its name is written through.
+      const std::string temp = file + ".new";
+      (void)unlink(temp.c_str());
+      UniqueFd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
+      if (!fd.valid() ||
+          write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+          fsync(fd.get()) != 0 || rename(temp.c_str(), file.c_str()) != 0) {
+        return absl::UnavailableError(absl::StrCat("credentials: cannot write ", file));
       }
     }
-  }
-  // Written beside and renamed over: the upstream never reads half a file.
-  const std::string temp = token_file_ + ".new";
-  // A fresh file every time: whatever was left at the name (a file with another mode, a symlink)
-  // is not written through.
-  (void)unlink(temp.c_str());
-  UniqueFd fd(open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
-  if (!fd.valid() ||
-      write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
-      fsync(fd.get()) != 0 || rename(temp.c_str(), token_file_.c_str()) != 0) {
-    return absl::UnavailableError(absl::StrCat("credentials: cannot write ", token_file_));
   }
   return absl::OkStatus();
 }

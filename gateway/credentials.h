@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,16 +45,18 @@ class CredentialBroker {
   virtual std::string Describe() const = 0;
 };
 
-// Tokens for an upstream served on this host: every live token is a line
-// "reader:<token>" or "writer:<token>" of `token_file` (an htpasswd-style plain file the
-// upstream's basic auth reads at each request), rewritten atomically on each change. Such an
-// upstream honours only a user's first line, so the pushes live at one time (of any session)
-// share one write token, revoked when the last of them is done.
+// Tokens for an upstream served on this host (the tests' lighttpd + git-http-backend): for each
+// repository, two basic-auth files in `token_dir`, read by the upstream at each request and
+// rewritten atomically here — `<key>.read` (every live token of that repository: they may fetch)
+// and `<key>.write` (its write tokens: they may push), where <key> is the repository's URL path
+// with '/' as '_' ("/git/r.git" -> "git_r.git"). Each token has a user name of its own
+// ("u<n>:<token>" lines), so tokens of several sessions and pushes live side by side, and a
+// token opens only its own repository.
 class LocalCredentialBroker : public CredentialBroker {
  public:
-  explicit LocalCredentialBroker(std::string token_file);
-  // Empties the file, once at boot: a broker killed mid-push could not revoke its tokens, and
-  // they stay live until the file is next written.
+  explicit LocalCredentialBroker(std::string token_dir);
+  // Empties every token file in the directory, once at boot: a broker killed mid-push could not
+  // revoke its tokens.
   absl::Status RevokeLeftovers();
   absl::StatusOr<Credential> Mint(const std::string& session, const std::string& upstream_url,
                                   CredentialScope scope) override;
@@ -61,13 +64,23 @@ class LocalCredentialBroker : public CredentialBroker {
   void RevokeSession(const std::string& session) override;
   bool ReadOnlyEnforced() const override { return true; }
   std::string Describe() const override;
+  // The file key of a repository's URL.
+  static std::string KeyFor(const std::string& upstream_url);
 
  private:
+  struct Live {
+    std::string session;
+    std::string key;
+    CredentialScope scope;
+    Credential credential;
+  };
   absl::Status WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const std::string token_file_;
+  const std::string token_dir_;
   absl::Mutex mu_;
-  std::map<std::string, std::vector<Credential>> live_ ABSL_GUARDED_BY(mu_);  // by session
+  std::vector<Live> live_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> keys_ ABSL_GUARDED_BY(mu_);  // every repository ever written
+  uint64_t next_user_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 // A personal access token the operator configured (the only credential when no GitHub App is):

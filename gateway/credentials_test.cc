@@ -1,6 +1,8 @@
 #include "gateway/credentials.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <string>
 
@@ -23,54 +25,57 @@ std::string Read(const std::string& path) {
 
 class LocalCredentialBrokerTest : public ::testing::Test {
  protected:
-  std::string file_ = absl::StrCat(getenv("TEST_TMPDIR"), "/tokens");
-  LocalCredentialBroker broker_{file_};
+  void SetUp() override { mkdir(dir_.c_str(), 0700); }
+  std::string File(const std::string& name) { return dir_ + "/" + name; }
+  std::string dir_ = absl::StrCat(getenv("TEST_TMPDIR"), "/tokens");
+  LocalCredentialBroker broker_{dir_};
 };
 
-// An htpasswd-style upstream checks only the first "writer:" line: two live lines would make
-// every push but one fail, and let an agent that holds its push open stop every other session's.
-TEST_F(LocalCredentialBrokerTest, PushesLiveAtOneTimeShareOneWriteLine) {
-  absl::StatusOr<Credential> a = broker_.Mint("a", "http://u/r.git", CredentialScope::kWrite);
-  absl::StatusOr<Credential> b = broker_.Mint("b", "http://u/r.git", CredentialScope::kWrite);
-  absl::StatusOr<Credential> a2 = broker_.Mint("a", "http://u/r.git", CredentialScope::kWrite);
-  ASSERT_TRUE(a.ok() && b.ok() && a2.ok());
-  EXPECT_EQ(a->password, b->password);
-  EXPECT_EQ(a->password, a2->password);
-  EXPECT_EQ(Read(file_), absl::StrCat("writer:", a->password, "\n"));
-
-  broker_.Revoke("a", *a);  // a's other push and b's still hold it
-  EXPECT_EQ(Read(file_), absl::StrCat("writer:", a->password, "\n"));
-  broker_.RevokeSession("b");
-  EXPECT_EQ(Read(file_), absl::StrCat("writer:", a->password, "\n"));
-  broker_.Revoke("a", *a2);
-  EXPECT_EQ(Read(file_), "");
-
-  absl::StatusOr<Credential> next = broker_.Mint("a", "http://u/r.git", CredentialScope::kWrite);
-  ASSERT_TRUE(next.ok());
-  EXPECT_NE(next->password, a->password) << "a revoked token came back";
+TEST(LocalCredentialKeys, ARepositorysKeyIsItsUrlPath) {
+  EXPECT_EQ(LocalCredentialBroker::KeyFor("http://127.0.0.1:8080/git/r.git"), "git_r.git");
+  EXPECT_EQ(LocalCredentialBroker::KeyFor("https://h/o/r/"), "o_r");
+  EXPECT_EQ(LocalCredentialBroker::KeyFor("https://h/a b/../c"), "a_b_.._c");
+  EXPECT_EQ(LocalCredentialBroker::KeyFor("https://h"), "_");
 }
 
-TEST_F(LocalCredentialBrokerTest, ReadTokensAreNeverShared) {
+// Each token its own user, in its repository's files only: several sessions' and pushes'
+// tokens live side by side (an htpasswd-style upstream honours a user's first line only), and a
+// token opens only its repository; write tokens are in both files, read tokens in .read only.
+TEST_F(LocalCredentialBrokerTest, EachTokenIsAUserOfItsOwnInItsRepositorysFiles) {
   absl::StatusOr<Credential> w = broker_.Mint("a", "http://u/r.git", CredentialScope::kWrite);
   absl::StatusOr<Credential> r = broker_.Mint("a", "http://u/r.git", CredentialScope::kRead);
   absl::StatusOr<Credential> r2 = broker_.Mint("b", "http://u/r.git", CredentialScope::kRead);
-  ASSERT_TRUE(w.ok() && r.ok() && r2.ok());
-  EXPECT_EQ(r->username, "reader");
-  EXPECT_NE(r->password, w->password);
+  absl::StatusOr<Credential> o = broker_.Mint("b", "http://u/o.git", CredentialScope::kRead);
+  ASSERT_TRUE(w.ok() && r.ok() && r2.ok() && o.ok());
+  EXPECT_NE(w->username, r->username);
+  EXPECT_NE(r->username, r2->username);
   EXPECT_NE(r->password, r2->password);
-  broker_.RevokeSession("a");
-  EXPECT_EQ(Read(file_), absl::StrCat("reader:", r2->password, "\n"));
+  const std::string read = Read(File("r.git.read")), write = Read(File("r.git.write"));
+  for (const Credential* c : {&*w, &*r, &*r2}) {
+    EXPECT_TRUE(absl::StrContains(read, c->username + ":" + c->password + "\n")) << read;
+  }
+  EXPECT_EQ(write, absl::StrCat(w->username, ":", w->password, "\n"));
+  EXPECT_EQ(Read(File("o.git.read")), absl::StrCat(o->username, ":", o->password, "\n"));
+  EXPECT_FALSE(absl::StrContains(read, o->password)) << "another repository's token";
+
+  broker_.Revoke("a", *w);
+  EXPECT_EQ(Read(File("r.git.write")), "");
+  EXPECT_FALSE(absl::StrContains(Read(File("r.git.read")), w->password));
+  broker_.RevokeSession("b");
+  EXPECT_EQ(Read(File("r.git.read")), absl::StrCat(r->username, ":", r->password, "\n"));
+  EXPECT_EQ(Read(File("o.git.read")), "");
 }
 
-TEST_F(LocalCredentialBrokerTest, LeftoversOfAPreviousBrokerAreRevokedAtBoot) {
+// A broker killed mid-push leaves live tokens; the next empties every token file at boot.
+TEST_F(LocalCredentialBrokerTest, LeftoversAreRevokedAtBoot) {
   {
-    FILE* f = fopen(file_.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs("writer:ccs_left_by_a_crashed_broker\n", f);
-    fclose(f);
+    LocalCredentialBroker crashed(dir_);
+    ASSERT_TRUE(crashed.Mint("a", "http://u/r.git", CredentialScope::kWrite).ok());
   }
+  ASSERT_NE(Read(File("r.git.write")), "");
   ASSERT_TRUE(broker_.RevokeLeftovers().ok());
-  EXPECT_EQ(Read(file_), "");
+  EXPECT_EQ(Read(File("r.git.write")), "");
+  EXPECT_EQ(Read(File("r.git.read")), "");
 }
 
 }  // namespace

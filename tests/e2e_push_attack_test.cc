@@ -166,7 +166,7 @@ class PushAttackTest : public ::testing::Test {
     upstream_ = *std::move(up);
     ASSERT_TRUE(upstream_->CreateRepository("r.git").ok());
     absl::StatusOr<std::unique_ptr<Daemons>> d =
-        Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_file()}});
+        Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_dir()}});
     ASSERT_TRUE(d.ok()) << d.status();
     d_ = *std::move(d);
     stub_ = v1::SandboxBroker::NewStub(
@@ -249,8 +249,11 @@ class PushAttackTest : public ::testing::Test {
     const std::string out =
         StdoutOf(Sh(session, absl::StrCat("printf 'protocol=http\\nhost=", host, "\\npath=", path,
                                           "\\n\\n' | git credential fill 2>&1; true")));
-    const size_t at = out.find("password=");
-    return at == std::string::npos ? "" : out.substr(at + 9, out.find('\n', at) - at - 9);
+    // "user:token", the credential as it goes in a URL.
+    const size_t user = out.find("username="), at = out.find("password=");
+    if (user == std::string::npos || at == std::string::npos) return "";
+    return absl::StrCat(out.substr(user + 9, out.find('\n', user) - user - 9), ":",
+                        out.substr(at + 9, out.find('\n', at) - at - 9));
   }
 
   // A commit on top of main made on the host, and the pack that carries it.
@@ -574,7 +577,7 @@ TEST_F(PushAttackTest, IdleConnectionsHoldOnlyTheirOwnSessionsGateway) {
 
 // One session's agent holds an allowed push open (it controls the pace of its own body), so
 // its write token stays live; every other session's push must still work. With the local
-// credential broker every write token is a line "writer:<token>" of the upstream's basic-auth
+// credential broker every write token was once a line "writer:<token>" of the upstream's basic-auth
 // file, and an htpasswd-style upstream (lighttpd's plain backend, the one docs/push-gateway.md
 // names) checks only the FIRST line of a user: the held token shadows every other session's.
 TEST_F(PushAttackTest, AHeldPushOfOneSessionDoesNotBreakAnotherSessionsPushes) {
@@ -589,9 +592,8 @@ TEST_F(PushAttackTest, AHeldPushOfOneSessionDoesNotBreakAnotherSessionsPushes) {
                                           std::string(1, '\0'), "report-status\n")) +
                          "0000")));
   // The push was allowed and is streaming: its write token is live until the body ends.
-  ASSERT_TRUE(
-      PollUntil([&] { return absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
-                absl::Seconds(20), "the held push's write token"));
+  ASSERT_TRUE(PollUntil([&] { return upstream_->WriteTokensLive(); }, absl::Seconds(20),
+                        "the held push's write token"));
   std::vector<v1::SandboxEvent> push =
       Sh("b-victim",
          "git commit -q --allow-empty -m v && git push origin HEAD:refs/heads/feature/victim");
@@ -618,9 +620,8 @@ TEST_F(PushAttackTest, APushCutShortOrHeldPastDestroyLeavesNothing) {
   cut->EndWrites();
   cut->ReadAll();
   EXPECT_EQ(upstream_->Head("r.git", "refs/heads/feature/cut"), "");
-  EXPECT_TRUE(
-      PollUntil([&] { return !absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
-                absl::Seconds(20), "the cut push's token to go"));
+  EXPECT_TRUE(PollUntil([&] { return !upstream_->WriteTokensLive(); }, absl::Seconds(20),
+                        "the cut push's token to go"));
 
   std::unique_ptr<RawClient> held = RawClient::Connect(sock);
   ASSERT_NE(held, nullptr);
@@ -629,9 +630,8 @@ TEST_F(PushAttackTest, APushCutShortOrHeldPastDestroyLeavesNothing) {
                  Chunk(Pkt(absl::StrCat(kZero, " ", c.id, " refs/heads/feature/held",
                                         std::string(1, '\0'), "report-status\n")) +
                        "0000")));
-  ASSERT_TRUE(
-      PollUntil([&] { return absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
-                absl::Seconds(20), "the held push's write token"));
+  ASSERT_TRUE(PollUntil([&] { return upstream_->WriteTokensLive(); }, absl::Seconds(20),
+                        "the held push's write token"));
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   v1::SessionRequest request;
@@ -639,7 +639,7 @@ TEST_F(PushAttackTest, APushCutShortOrHeldPastDestroyLeavesNothing) {
   v1::SandboxHandle handle;
   grpc::Status destroyed = stub_->Destroy(&ctx, request, &handle);
   EXPECT_TRUE(destroyed.ok()) << destroyed.error_message();
-  EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"));
+  EXPECT_FALSE(upstream_->WriteTokensLive());
   EXPECT_EQ(upstream_->Head("r.git", "refs/heads/feature/held"), "");
 }
 
@@ -656,18 +656,17 @@ TEST_F(PushAttackTest, ATokenLeftByACrashedBrokerIsRevokedByTheNext) {
                    Chunk(Pkt(absl::StrCat(kZero, " ", c.id, " refs/heads/feature/crash",
                                           std::string(1, '\0'), "report-status\n")) +
                          "0000")));
-  ASSERT_TRUE(
-      PollUntil([&] { return absl::StrContains(ReadFile(upstream_->token_file()), "writer:"); },
-                absl::Seconds(20), "the held push's write token"));
-  const std::string left = ReadFile(upstream_->token_file());
+  ASSERT_TRUE(PollUntil([&] { return upstream_->WriteTokensLive(); }, absl::Seconds(20),
+                        "the held push's write token"));
+  const std::string left = upstream_->AllTokens();
   d_->CrashBroker();
   holder.reset();
   d_.reset();
   absl::StatusOr<std::unique_ptr<Daemons>> next =
-      Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_file()}});
+      Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_dir()}});
   ASSERT_TRUE(next.ok()) << next.status();
   d_ = *std::move(next);
-  EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"))
+  EXPECT_FALSE(upstream_->WriteTokensLive())
       << "the crashed broker's write token is still live: " << left;
 }
 
@@ -702,7 +701,7 @@ TEST_F(PushAttackTest, RedirectsAndAuthChallengesGetNothing) {
                               "/auth.git HEAD:refs/heads/f 2>&1 </dev/null; echo rc=$?"));
   EXPECT_TRUE(absl::StrContains(StdoutOf(push), "rc=128")) << StdoutOf(push);
   EXPECT_FALSE(absl::StrContains(StdoutOf(push), "Username")) << StdoutOf(push);
-  EXPECT_EQ(ReadFile(upstream_->token_file()).find("writer:"), std::string::npos);
+  EXPECT_FALSE(upstream_->WriteTokensLive());
 }
 
 // The caller's own GIT_CONFIG_* (in the Exec request) are scrubbed: only the gateway's routing is
@@ -714,7 +713,7 @@ TEST_F(PushAttackTest, NoRouteToACredentialFromInside) {
       Sh("inside",
          absl::StrCat("env | grep ^GIT_CONFIG_ | sort; "
                       "cat ",
-                      upstream_->token_file(), " 2>&1 | head -c 200; ls -d ", upstream_->dir(),
+                      upstream_->token_dir(), "/* 2>&1 | head -c 200; ls -d ", upstream_->dir(),
                       " 2>&1; "
                       "cat /proc/",
                       d_->broker_pid(),
@@ -740,17 +739,14 @@ TEST_F(PushAttackTest, NoRouteToACredentialFromInside) {
 // A read credential is handed to the run (git's credential helper): it must read its session's
 // repository only — another repository on the same upstream (another team's, another
 // session's) stays closed to it.
-// Fails today (docs/push-gateway.md "Not yet": the local mode's tokens are not scoped to a
-// repository); disabled, not deleted, so it shows in every run as known and is the check of the
-// fix.
-TEST_F(PushAttackTest, DISABLED_AReadTokenReadsOnlyItsSessionsRepository) {
+TEST_F(PushAttackTest, AReadTokenReadsOnlyItsSessionsRepository) {
   ASSERT_TRUE(upstream_->CreateRepository("other.git").ok());
   Launch("reader", {"allow push_to_remote"});
   const std::string token = Fill("reader", "git/r.git");
   ASSERT_FALSE(token.empty());
   const std::string other = upstream_->Url("other.git");
   EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote",
-                        absl::StrCat("http://reader:", token, "@", other.substr(7))})
+                        absl::StrCat("http://", token, "@", other.substr(7))})
                 .exit_code,
             0)
       << "the read token of r.git reads other.git";
@@ -758,9 +754,7 @@ TEST_F(PushAttackTest, DISABLED_AReadTokenReadsOnlyItsSessionsRepository) {
 
 // Two sessions' read credentials live at once: each must work (an htpasswd-style upstream
 // checks only the first "reader:" line, so the first session's token shadows every other's).
-// Fails today (docs/push-gateway.md "Not yet": one live read token per upstream in the local
-// mode); disabled until the local upstream contract names a user per token.
-TEST_F(PushAttackTest, DISABLED_ReadTokensOfTwoSessionsBothWork) {
+TEST_F(PushAttackTest, ReadTokensOfTwoSessionsBothWork) {
   Launch("a-reads", {"allow push_to_remote"});
   Launch("b-reads", {"allow push_to_remote"});
   const std::string first = Fill("a-reads", "git/r.git");
@@ -770,7 +764,7 @@ TEST_F(PushAttackTest, DISABLED_ReadTokensOfTwoSessionsBothWork) {
   const std::string url = upstream_->Url("r.git").substr(7);
   for (const std::string& token : {first, second}) {
     EXPECT_EQ(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote",
-                          absl::StrCat("http://reader:", token, "@", url)})
+                          absl::StrCat("http://", token, "@", url)})
                   .exit_code,
               0)
         << (token == first ? "the first" : "the second") << " session's read token is refused";

@@ -32,7 +32,7 @@ class GatewayPushTest : public ::testing::Test {
     upstream_ = *std::move(up);
     ASSERT_TRUE(upstream_->CreateRepository("r.git").ok());
     ASSERT_TRUE(upstream_->CreateRepository("other.git").ok());
-    credentials_ = std::make_unique<gateway::LocalCredentialBroker>(upstream_->token_file());
+    credentials_ = std::make_unique<gateway::LocalCredentialBroker>(upstream_->token_dir());
     StartGateway({"allow push_to_remote", "deny push_to_remote main"});
     work_ = upstream_->dir() + "/work";
     ASSERT_EQ(Git({"init", "-q", work_}).exit_code, 0);
@@ -95,8 +95,7 @@ class GatewayPushTest : public ::testing::Test {
     EXPECT_FALSE(absl::StrContains(text, "ccs_")) << text;
   }
   void ExpectNoWriteTokenLive() {
-    EXPECT_FALSE(absl::StrContains(ReadFile(upstream_->token_file()), "writer:"))
-        << ReadFile(upstream_->token_file());
+    EXPECT_FALSE(upstream_->WriteTokensLive()) << upstream_->AllTokens();
   }
 
   std::unique_ptr<GitUpstream> upstream_;

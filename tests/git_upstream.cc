@@ -52,47 +52,92 @@ absl::StatusOr<std::unique_ptr<GitUpstream>> GitUpstream::Start() {
   if (mkdtemp(dir) == nullptr) return absl::InternalError("mkdtemp failed");
   auto up = std::unique_ptr<GitUpstream>(new GitUpstream());
   up->dir_ = dir;
-  up->token_file_ = up->dir_ + "/tokens";
+  up->token_dir_ = up->dir_ + "/tokens";
   up->port_ = FreePort();
-  for (const std::string sub : {"/repos", "/www"}) {
+  for (const std::string sub : {"/repos", "/www", "/tokens"}) {
     if (mkdir((up->dir_ + sub).c_str(), 0755) != 0) return absl::InternalError("mkdir failed");
   }
-  std::ofstream(up->token_file_) << "";
-  const std::string require = R"(("method" => "basic", "realm" => "git", "require" => )";
-  std::ofstream(up->dir_ + "/lighttpd.conf") << absl::StrFormat(
+  if (absl::Status started = up->WriteConfigAndRestart(); !started.ok()) return started;
+  return up;
+}
+
+// lighttpd's configuration for the repositories so far (each with its own token files), and
+// lighttpd (re)started with it.
+absl::Status GitUpstream::WriteConfigAndRestart() {
+  std::string repos;
+  for (const std::string& name : repositories_) {
+    std::string escaped;
+    for (char c : name) {
+      if (c == '.') escaped += '\\';
+      escaped += c;
+    }
+    const std::string files = absl::StrCat(token_dir_, "/git_", name);
+    absl::StrAppend(&repos, "$HTTP[\"url\"] =~ \"^/git/", escaped, "/\" {\n",
+                    "  auth.backend.plain.userfile = \"", files, ".read\"\n",
+                    "  $HTTP[\"querystring\"] =~ \"service=git-receive-pack\" {\n",
+                    "    auth.backend.plain.userfile = \"", files, ".write\"\n  }\n",
+                    "  $HTTP[\"url\"] =~ \"/git-receive-pack$\" {\n",
+                    "    auth.backend.plain.userfile = \"", files, ".write\"\n  }\n}\n");
+    for (const char* ext : {".read", ".write"}) {
+      const std::string file = files + ext;
+      if (!PathExists(file)) std::ofstream(file) << "";
+    }
+  }
+  std::ofstream(token_dir_ + "/none") << "";
+  std::ofstream(dir_ + "/lighttpd.conf") << absl::StrFormat(
       R"(server.document-root = "%1$s/www"
 server.bind = "127.0.0.1"
 server.port = %2$d
 server.errorlog = "%1$s/error.log"
 server.modules = ("mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
 alias.url = ("/git/" => "/usr/lib/git-core/git-http-backend/")
+auth.backend = "plain"
+auth.backend.plain.userfile = "%3$s/none"
 $HTTP["url"] =~ "^/git/" {
   cgi.assign = ("" => "")
   setenv.set-environment = ("GIT_PROJECT_ROOT" => "%1$s/repos", "GIT_HTTP_EXPORT_ALL" => "")
+  auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
 }
-auth.backend = "plain"
-auth.backend.plain.userfile = "%3$s"
-auth.require = ("/git/" => %4$s"user=reader|user=writer"))
-$HTTP["querystring"] =~ "service=git-receive-pack" {
-  auth.require = ("/git/" => %4$s"user=writer"))
-}
-$HTTP["url"] =~ "/git-receive-pack$" {
-  auth.require = ("/git/" => %4$s"user=writer"))
-}
-)",
-      up->dir_, up->port_, up->token_file_, require);
+%4$s)",
+      dir_, port_, token_dir_, repos);
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    const int port = port_;
+    if (!PollUntil([&] { return !Accepts(port); }, absl::Seconds(10), "lighttpd to stop")) {
+      return absl::UnavailableError("lighttpd did not stop");
+    }
+  }
   const pid_t pid = fork();
   if (pid == 0) {
-    execlp("lighttpd", "lighttpd", "-D", "-f", (up->dir_ + "/lighttpd.conf").c_str(), nullptr);
+    execlp("lighttpd", "lighttpd", "-D", "-f", (dir_ + "/lighttpd.conf").c_str(), nullptr);
     _exit(127);
   }
-  up->pid_ = pid;
-  const int port = up->port_;
+  pid_ = pid;
+  const int port = port_;
   if (!PollUntil([&] { return Accepts(port); }, absl::Seconds(10), "lighttpd to listen")) {
     return absl::UnavailableError(
-        absl::StrCat("lighttpd did not start: ", ReadFile(up->dir_ + "/error.log")));
+        absl::StrCat("lighttpd did not start: ", ReadFile(dir_ + "/error.log")));
   }
-  return up;
+  return absl::OkStatus();
+}
+
+bool GitUpstream::WriteTokensLive() const {
+  for (const std::string& name : repositories_) {
+    if (!ReadFile(absl::StrCat(token_dir_, "/git_", name, ".write")).empty()) return true;
+  }
+  return false;
+}
+
+std::string GitUpstream::AllTokens() const {
+  std::string all;
+  for (const std::string& name : repositories_) {
+    for (const char* ext : {".read", ".write"}) {
+      all += ReadFile(absl::StrCat(token_dir_, "/git_", name, ext));
+    }
+  }
+  return all;
 }
 
 GitUpstream::~GitUpstream() {
@@ -110,7 +155,8 @@ absl::Status GitUpstream::CreateRepository(const std::string& name) {
   if (init.exit_code != 0 || config.exit_code != 0) {
     return absl::InternalError(absl::StrCat("git init: ", init.err, config.err));
   }
-  return absl::OkStatus();
+  repositories_.push_back(name);
+  return WriteConfigAndRestart();
 }
 
 std::string GitUpstream::Url(const std::string& name) const {

@@ -1,7 +1,8 @@
 // A git smart-HTTP upstream for tests, from Debian packages: lighttpd running git-http-backend
-// over bare repositories in a temp dir, behind basic auth read from a token file at each request
-// ("reader:TOKEN" may fetch; "writer:TOKEN" may also push) — the file LocalCredentialBroker
-// writes, so minted tokens work and revoked ones are refused, for real.
+// over bare repositories in a temp dir, behind basic auth read at each request from the
+// per-repository token files LocalCredentialBroker writes (`<key>.read`: may fetch;
+// `<key>.write`: may push), so minted tokens work — for their repository only — and revoked ones
+// are refused, for real.
 //
 //   absl::StatusOr<std::unique_ptr<GitUpstream>> up = GitUpstream::Start();
 //   (*up)->CreateRepository("r.git");
@@ -13,7 +14,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace ccsandbox::testing {
@@ -27,7 +30,11 @@ class GitUpstream {
   absl::Status CreateRepository(const std::string& name);
   // http://127.0.0.1:PORT/git/<name>
   std::string Url(const std::string& name) const;
-  const std::string& token_file() const { return token_file_; }
+  // The directory of the per-repository token files (LocalCredentialBroker's contract).
+  const std::string& token_dir() const { return token_dir_; }
+  // Whether any write token is live; every live token (all files, concatenated).
+  bool WriteTokensLive() const;
+  std::string AllTokens() const;
   const std::string& dir() const { return dir_; }
   // The object `ref` names in repository `name`, or "" when it does not exist.
   std::string Head(const std::string& name, const std::string& ref) const;
@@ -35,7 +42,9 @@ class GitUpstream {
  private:
   GitUpstream() = default;
   std::string dir_;
-  std::string token_file_;
+  std::string token_dir_;
+  std::vector<std::string> repositories_;
+  absl::Status WriteConfigAndRestart();
   int port_ = 0;
   pid_t pid_ = -1;
 };

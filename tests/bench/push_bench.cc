@@ -65,7 +65,7 @@ absl::Status Run() {
     if (absl::Status made = (*up)->CreateRepository(name); !made.ok()) return made;
     repos.push_back({absl::StrCat("/r", i, ".git"), (*up)->Url(name)});
   }
-  gateway::LocalCredentialBroker credentials((*up)->token_file());
+  gateway::LocalCredentialBroker credentials((*up)->token_dir());
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
