@@ -52,6 +52,9 @@ struct BrokerConfig {
   EgressLimits egress_limits;
   // Mints the push gateway's credentials (--push-credentials); null: spec.push is refused.
   std::shared_ptr<gateway::CredentialBroker> push_credentials;
+  // Where the push gateway's upstreams resolve when the egress answers from a hosts file ("":
+  // not listed); unset: DNS.
+  std::function<std::string(const std::string&)> upstream_address;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {

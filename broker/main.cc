@@ -166,8 +166,10 @@ void ProbeAndLogBootLine(BrokerConfig& config) {
   spdlog::info("{}", config.status_line);
 }
 
-// One resolver for every session's proxies: DNS, or the operator's --egress-hosts-file.
-absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver() {
+// One resolver for every session's proxies: DNS, or the operator's --egress-hosts-file (whose
+// names the push gateway's upstreams then resolve from too: `upstream_address`).
+absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver(
+    std::function<std::string(const std::string&)>& upstream_address) {
   const std::string hosts_file = absl::GetFlag(FLAGS_egress_hosts_file);
   if (hosts_file.empty()) return std::make_shared<proxy::SystemResolver>();
   absl::StatusOr<std::unique_ptr<proxy::HostsFileResolver>> fixed =
@@ -178,7 +180,9 @@ absl::StatusOr<std::shared_ptr<proxy::Resolver>> EgressResolver() {
   }
   spdlog::info("egress names resolve from {} only ({} names), never from DNS", hosts_file,
                (*fixed)->size());
-  return std::shared_ptr<proxy::Resolver>(*std::move(fixed));
+  std::shared_ptr<proxy::HostsFileResolver> hosts = *std::move(fixed);
+  upstream_address = [hosts](const std::string& host) { return hosts->FirstAddress(host); };
+  return std::shared_ptr<proxy::Resolver>(hosts);
 }
 
 // The credential broker of --push-credentials (null when none is configured).
@@ -362,7 +366,8 @@ int Main(int argc, char** argv) {
   BrokerConfig& config = setup->config;
   ProbeAndLogBootLine(config);
 
-  absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver = EgressResolver();
+  absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver =
+      EgressResolver(config.upstream_address);
   if (!resolver.ok()) return CannotStart(resolver.status(), 2);
   config.resolver = *std::move(resolver);
   absl::StatusOr<std::unique_ptr<RuntimeDir>> runtime_dir = OpenRuntimeDir();

@@ -20,13 +20,15 @@ constexpr size_t kMaxQueuedViolations = 10000;
 
 SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
                              RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits,
-                             gateway::CredentialBroker* push_credentials)
+                             gateway::CredentialBroker* push_credentials,
+                             std::function<std::string(const std::string&)> upstream_address)
     : loop_(loop),
       resolver_(std::move(resolver)),
       runtime_dir_(runtime_dir),
       events_(events),
       limits_(limits),
       push_credentials_(push_credentials),
+      upstream_address_(std::move(upstream_address)),
       budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total) : nullptr),
       relay_([this] { Relay(); }) {}
 
@@ -111,7 +113,7 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
           *pending.event.mutable_violation() = violation;
           Enqueue(std::move(pending));
         },
-        session.plan);
+        session.plan, upstream_address_);
     if (!push.ok()) {
       session.proxies->Stop();
       runtime_dir_.RemoveSessionDir(session.dir);

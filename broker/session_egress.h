@@ -16,6 +16,7 @@
 #define CCSANDBOX_BROKER_SESSION_EGRESS_H_
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,7 +58,8 @@ class SessionEgress {
   // Every argument outlives this object.
   SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
                 RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits = {},
-                gateway::CredentialBroker* push_credentials = nullptr);
+                gateway::CredentialBroker* push_credentials = nullptr,
+                std::function<std::string(const std::string&)> upstream_address = nullptr);
   ~SessionEgress();  // stops every session's proxies and the relay
   SessionEgress(const SessionEgress&) = delete;
   SessionEgress& operator=(const SessionEgress&) = delete;
@@ -100,7 +102,8 @@ class SessionEgress {
   RuntimeDir& runtime_dir_;
   SessionEvents& events_;
   const EgressLimits limits_;
-  gateway::CredentialBroker* const push_credentials_;      // null: spec.push is refused
+  gateway::CredentialBroker* const push_credentials_;  // null: spec.push is refused
+  const std::function<std::string(const std::string&)> upstream_address_;
   const std::shared_ptr<proxy::ConnectionBudget> budget_;  // null without a total cap
 
   mutable absl::Mutex mu_;

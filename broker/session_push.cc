@@ -46,7 +46,8 @@ absl::Status ValidatePush(const v1::SandboxSpec& spec) {
 absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
     const v1::SandboxSpec& spec, const std::string& session_dir,
     gateway::CredentialBroker* credentials,
-    std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan) {
+    std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan,
+    std::function<std::string(const std::string&)> upstream_address) {
   if (absl::Status valid = ValidatePush(spec); !valid.ok()) return valid;
   if (credentials == nullptr) {
     return absl::FailedPreconditionError(
@@ -60,6 +61,7 @@ absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
   options.session_id = spec.session_id();
   options.rules = *std::move(rules);
   options.credentials = credentials;
+  options.upstream_address = std::move(upstream_address);
   for (const std::string& url : spec.push().repositories()) {
     absl::StatusOr<std::string> path = policy::GatewayPathFor(url);
     if (!path.ok()) return path.status();

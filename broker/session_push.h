@@ -30,7 +30,8 @@ absl::Status ValidatePush(const v1::SandboxSpec& spec);
 absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
     const v1::SandboxSpec& spec, const std::string& session_dir,
     gateway::CredentialBroker* credentials,
-    std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan);
+    std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan,
+    std::function<std::string(const std::string&)> upstream_address = nullptr);
 
 }  // namespace ccsandbox::broker
 

@@ -218,6 +218,23 @@ class GatewayRequest {
     client_.Respond(code, phrase, why);
   }
 
+  // The pin for `url`'s host when the broker resolves names from its hosts file.
+  std::vector<std::string> Pins(const std::string& url) const {
+    if (!options_.upstream_address) return {};
+    absl::string_view rest = url;
+    const bool https = absl::ConsumePrefix(&rest, "https://");
+    if (!https) absl::ConsumePrefix(&rest, "http://");
+    const absl::string_view authority = rest.substr(0, rest.find('/'));
+    const size_t colon = authority.rfind(':');
+    const std::string host(colon == absl::string_view::npos ? authority
+                                                            : authority.substr(0, colon));
+    const std::string port(colon == absl::string_view::npos ? (https ? "443" : "80")
+                                                            : authority.substr(colon + 1));
+    const std::string address = options_.upstream_address(host);
+    if (address.empty()) return {};
+    return {absl::StrCat(host, ":", port, ":", address)};
+  }
+
   void Say(const std::string& line) {
     if (options_.on_decision) options_.on_decision(line);
   }
@@ -249,6 +266,7 @@ class GatewayRequest {
       return;
     }
     const Credential& use = held != nullptr ? *held : **credential;
+    request.resolve = Pins(repo.upstream_url);
     request.username = use.username;
     request.password = use.password;
     bool streaming = false;
@@ -331,7 +349,8 @@ class GatewayRequest {
              absl::StrCat("no write credential: ", credential.status().message()));
       return;
     }
-    absl::StatusOr<Symrefs> symrefs = UpstreamSymrefs(repo.upstream_url, **credential);
+    absl::StatusOr<Symrefs> symrefs =
+        UpstreamSymrefs(repo.upstream_url, **credential, Pins(repo.upstream_url));
     const bool approver = options_.approver_connected && options_.approver_connected();
     PushDecision decision =
         DecidePush(parser.head().updates, options_.rules, approver, symrefs.value_or(Symrefs()));

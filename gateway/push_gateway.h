@@ -49,6 +49,9 @@ struct PushGatewayOptions {
   policy::GuardrailRuleSet rules;
   std::function<bool()> approver_connected;  // unset: nobody can answer a prompt
   CredentialBroker* credentials = nullptr;   // outlives the gateway
+  // The address an upstream host name resolves to when it must not come from DNS (the broker's
+  // --egress-hosts-file), or ""; unset: DNS.
+  std::function<std::string(const std::string& host)> upstream_address;
   // One line per push decision and per refusal of a request, for the log and the session.
   std::function<void(const std::string&)> on_decision;
   int max_connections = 8;

@@ -91,6 +91,10 @@ absl::Status Exchange(const UpstreamRequest& request, const UpstreamSink& sink) 
     curl_easy_setopt(c, CURLOPT_USERNAME, request.username.c_str());
     curl_easy_setopt(c, CURLOPT_PASSWORD, request.password.c_str());
   }
+  curl_slist* pins = nullptr;
+  for (const std::string& pin : request.resolve) pins = curl_slist_append(pins, pin.c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> pin_list(pins, curl_slist_free_all);
+  if (pins != nullptr) curl_easy_setopt(c, CURLOPT_RESOLVE, pin_list.get());
   curl_slist* headers = nullptr;
   for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
   // libcurl would otherwise add "Expect: 100-continue" to a large POST.

@@ -25,6 +25,9 @@ struct UpstreamRequest {
   std::string method = "GET";        // GET or POST
   std::string url;                   // http(s)://host/path.git/...
   std::vector<std::string> headers;  // "Content-Type: …", "Accept: …", "Git-Protocol: …"
+  // "host:port:address" pins (libcurl's CURLOPT_RESOLVE): the name resolves as the broker's
+  // egress does (--egress-hosts-file), not through DNS.
+  std::vector<std::string> resolve;
   std::string username;
   std::string password;  // never logged
   // POST: the next body bytes into `buf` (at most `max`); 0 at the end; an error aborts.

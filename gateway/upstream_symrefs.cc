@@ -49,7 +49,8 @@ absl::StatusOr<Symrefs> ParseLsRefs(absl::string_view response) {
 }
 
 absl::StatusOr<Symrefs> UpstreamSymrefs(const std::string& upstream_url,
-                                        const Credential& credential) {
+                                        const Credential& credential,
+                                        const std::vector<std::string>& resolve) {
   const std::string body = LsRefsRequest();
   size_t sent = 0;
   UpstreamRequest request;
@@ -58,6 +59,7 @@ absl::StatusOr<Symrefs> UpstreamSymrefs(const std::string& upstream_url,
   request.headers = {"Content-Type: application/x-git-upload-pack-request",
                      "Accept: application/x-git-upload-pack-result", "Git-Protocol: version=2",
                      "User-Agent: ccsandbox-push-gateway"};
+  request.resolve = resolve;
   request.username = credential.username;
   request.password = credential.password;
   request.body = [&](char* buf, size_t max) -> absl::StatusOr<size_t> {

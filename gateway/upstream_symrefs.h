@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -25,7 +26,8 @@ std::string LsRefsRequest();
 absl::StatusOr<Symrefs> ParseLsRefs(absl::string_view response);
 
 absl::StatusOr<Symrefs> UpstreamSymrefs(const std::string& upstream_url,
-                                        const Credential& credential);
+                                        const Credential& credential,
+                                        const std::vector<std::string>& resolve = {});
 
 }  // namespace ccsandbox::gateway
 

@@ -128,6 +128,13 @@ absl::StatusOr<std::unique_ptr<HostsFileResolver>> HostsFileResolver::Load(
 HostsFileResolver::HostsFileResolver(HostsTable table, std::string origin)
     : table_(std::move(table)), origin_(std::move(origin)) {}
 
+std::string HostsFileResolver::FirstAddress(const std::string& host) const {
+  std::string name = absl::AsciiStrToLower(host);
+  if (!name.empty() && name.back() == '.') name.pop_back();
+  auto it = table_.find(name);
+  return it == table_.end() || it->second.empty() ? "" : it->second.front().to_string();
+}
+
 void HostsFileResolver::Resolve(const std::string& host, asio::any_io_executor executor,
                                 Callback done) {
   absl::StatusOr<Addresses> result =

@@ -55,6 +55,9 @@ class HostsFileResolver : public Resolver {
 
   // How many names the file lists.
   size_t size() const { return table_.size(); }
+  // The file's first address for `host` (as the proxies normalise it), or "" — for callers that
+  // must reach the same names the proxies do (the push gateway's upstream).
+  std::string FirstAddress(const std::string& host) const;
 
  private:
   const HostsTable table_;  // never changes after construction: no lock

@@ -29,8 +29,13 @@ class PushTest : public ::testing::Test {
     ASSERT_TRUE(up.ok()) << up.status();
     upstream_ = *std::move(up);
     ASSERT_TRUE(upstream_->CreateRepository("r.git").ok());
+    // The egress (and the gateway's upstream) resolve git.test from a hosts file: the upstream
+    // by a name the sandbox's proxy may reach.
+    hosts_ = upstream_->dir() + "/egress-hosts";
+    std::ofstream(hosts_) << "127.0.0.1 git.test\n";
     absl::StatusOr<std::unique_ptr<Daemons>> d =
-        Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_dir()}});
+        Daemons::Start({.broker_flags = {"--push-credentials=local:" + upstream_->token_dir(),
+                                         "--egress-hosts-file=" + hosts_}});
     ASSERT_TRUE(d.ok()) << d.status();
     d_ = *std::move(d);
     stub_ = v1::SandboxBroker::NewStub(
@@ -52,15 +57,19 @@ class PushTest : public ::testing::Test {
     ASSERT_FALSE(base_.empty());
   }
 
-  grpc::Status Launch(const std::string& id, const std::vector<std::string>& rules) {
+  grpc::Status Launch(const std::string& id, const std::vector<std::string>& rules,
+                      const std::string& repository = "",
+                      const std::vector<std::string>& allow = {}) {
     v1::LaunchRequest request;
     v1::SandboxSpec* spec = request.mutable_spec();
+    for (const std::string& entry : allow) spec->add_egress_allowlist(entry);
     spec->set_session_id(id);
     v1::SandboxBindMount* bind = spec->add_bind_mounts();
     bind->set_host_path(work_);
     bind->set_guest_path(work_);
     spec->set_guest_workdir(work_);
-    spec->mutable_push()->add_repositories(upstream_->Url("r.git"));
+    spec->mutable_push()->add_repositories(repository.empty() ? upstream_->Url("r.git")
+                                                              : repository);
     for (const std::string& rule : rules) spec->mutable_push()->add_rules(rule);
     grpc::ClientContext ctx;
     return stub_->Launch(&ctx, request, &handle_);
@@ -79,6 +88,7 @@ class PushTest : public ::testing::Test {
   std::unique_ptr<Daemons> d_;
   std::unique_ptr<v1::SandboxBroker::Stub> stub_;
   std::string work_;
+  std::string hosts_;
   std::string base_;
   v1::SandboxHandle handle_;
 };
@@ -208,6 +218,42 @@ TEST_F(PushTest, TheCredentialHelperGetsAReadOnlyTokenForTheSessionsRepositoryOn
   EXPECT_NE(RunProgram({"env", "GIT_TERMINAL_PROMPT=0", "git", "ls-remote", with_token}).exit_code,
             0)
       << "the read token outlived the session";
+}
+
+// A private fetch from inside, end to end: git fetches through the session's egress proxy and,
+// asked for credentials by the upstream, gets the session's read credential from its helper;
+// then pushes through the gateway to the same upstream by the same name.
+TEST_F(PushTest, TheRunFetchesThroughTheProxyWithItsReadCredentialAndPushesThroughTheGateway) {
+  const std::string url = upstream_->Url("r.git");  // http://127.0.0.1:PORT/git/r.git
+  const std::string port = url.substr(17, url.find('/', 17) - 17);
+  const std::string by_name = absl::StrCat("http://git.test:", port, "/git/r.git");
+  ASSERT_TRUE(Launch("named", {"allow push_to_remote"}, by_name, {"git.test:" + port}).ok());
+  // A commit upstream the checkout does not have yet.
+  const std::string clone = upstream_->dir() + "/other-clone";
+  ASSERT_EQ(
+      RunProgram({"git", "clone", "-q", "-b", "main", upstream_->dir() + "/repos/r.git", clone})
+          .exit_code,
+      0);
+  ASSERT_EQ(RunProgram({"git", "-C", clone, "-c", "user.email=t@example.com", "-c", "user.name=t",
+                        "commit", "-q", "--allow-empty", "-m", "upstream"})
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      RunProgram({"git", "-C", clone, "push", "-q", upstream_->dir() + "/repos/r.git", "HEAD:main"})
+          .exit_code,
+      0);
+  const std::string upstream_main = upstream_->Head("r.git", "refs/heads/main");
+  std::vector<v1::SandboxEvent> fetch = Sh(
+      "named",
+      // By URL: .git/config is read-only inside (the checkout's origin stays what the host set).
+      absl::StrCat("GIT_TERMINAL_PROMPT=0 git fetch -q ", by_name,
+                   " main && git rev-parse FETCH_HEAD && git commit -q --allow-empty -m named && "
+                   "git push -q ",
+                   by_name, " HEAD:refs/heads/feature/named"));
+  EXPECT_EQ(ExitOf(fetch), 0) << StderrOf(fetch);
+  EXPECT_TRUE(absl::StrContains(StdoutOf(fetch), upstream_main)) << StdoutOf(fetch);
+  EXPECT_FALSE(upstream_->Head("r.git", "refs/heads/feature/named").empty()) << StderrOf(fetch);
+  EXPECT_FALSE(absl::StrContains(StdoutOf(fetch) + StderrOf(fetch), "ccs_"));
 }
 
 // With only a personal token (it can push, and cannot be revoked per session), the gateway still
