@@ -46,9 +46,9 @@ std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
   }
   for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
   // A protected path that does not exist yet may not be created either; one with glob
-  // characters in its name also protects the literal name ("co*py"), existing or not. (Its
-  // other matches are protected as they exist at Launch: the deny scan expands it.) A glob
-  // written unnormalised names no literal path the guard could compare.
+  // characters protects every new match of the glob and its literal name ("co*py") at creation
+  // (existing matches: the deny scan expands it). A glob written unnormalised names no path
+  // the guard could compare.
   for (const std::string& path : spec.protected_paths()) {
     if (CheckNormalizedAbsolute("protectedPaths", path).ok()) plan.add_protected_paths(path);
   }

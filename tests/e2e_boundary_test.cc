@@ -710,20 +710,22 @@ TEST_P(BoundaryTest, ExistingTrustedNamesAreReadOnlyAtAnyDepth) {
 }
 
 // A protected path with glob characters in its name that does not exist at Launch: its literal
-// name cannot be created, by any route.
+// name cannot be created, by any route; nor can a NEW match of the glob.
 TEST_P(BoundaryTest, AMissingProtectedPathWithGlobCharactersCannotBeCreated) {
   ASSERT_EQ(mkdir((work_ + "/stage").c_str(), 0777), 0);
   GiveToCaller(work_ + "/stage");
   ProgramResult r =
       Run("mkdir 'co*py'; echo mkdir=$?; echo x > 'co*py'; echo file=$?;"
           "mv stage 'co*py'; echo mv=$?; ln -s stage 'co*py'; echo symlink=$?;"
-          "mkdir copy; echo other=$?",
+          "mkdir copy; echo match=$?; mkdir cox; echo other=$?",
           BindSpec(work_, absl::StrCat(R"(, "protectedPaths": [")", work_, R"(/co*py"])")));
   const std::string out = JsonStdout(r.out);
-  EXPECT_EQ(out, "mkdir=1\nfile=1\nmv=1\nsymlink=1\nother=0\n") << r.out << r.err;
+  EXPECT_EQ(out, "mkdir=1\nfile=1\nmv=1\nsymlink=1\nmatch=1\nother=0\n") << r.out << r.err;
+  EXPECT_FALSE(Exists(work_ + "/copy")) << "a new match of the glob";
   EXPECT_FALSE(Exists(work_ + "/co*py"));
   EXPECT_TRUE(Exists(work_ + "/stage"));
   EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("target":")", work_, "/co*py\"")), 4) << r.out;
+  EXPECT_EQ(CountOf(r.out, absl::StrCat(R"("target":")", work_, "/copy\"")), 1) << r.out;
 }
 
 // A mount inside a bound tree (here a bind of the daemons' socket directory) does not come

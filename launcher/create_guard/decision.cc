@@ -1,12 +1,17 @@
 #include "launcher/create_guard/decision.h"
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/fs.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "base/paths.h"
 
 namespace ccsandbox::launcher {
@@ -38,6 +43,25 @@ CreateDecision Deny(const NameFacts& name, Hit hit, const CreateRules& rules) {
   return {CreateAction::kDeny, hit.reason, EACCES, std::move(hit.rule), HostTarget(name, rules)};
 }
 
+// A protected path is a path, or a glob over whole components ("/w/build-*"): `path` is at or
+// below one of its matches (`below`), or above one (`above`: a directory made there could hold a
+// match). A literal name with glob characters ("co*py") matches its glob.
+bool Protects(absl::string_view protected_path, absl::string_view path, bool beneath) {
+  if (!IsGlob(protected_path)) {
+    return IsUnderOrEqual(path, protected_path) ||
+           (beneath && IsUnderOrEqual(protected_path, path));
+  }
+  const std::vector<absl::string_view> glob =
+      absl::StrSplit(protected_path, '/', absl::SkipEmpty());
+  const std::vector<absl::string_view> name = absl::StrSplit(path, '/', absl::SkipEmpty());
+  const size_t common = std::min(glob.size(), name.size());
+  for (size_t i = 0; i < common; ++i) {
+    const std::string pattern(glob[i]), component(name[i]);
+    if (fnmatch(pattern.c_str(), component.c_str(), FNM_PERIOD) != 0) return false;
+  }
+  return name.size() >= glob.size() || beneath;
+}
+
 // The trusted-name rule a new name would break: what the host runs or trusts automatically
 // (start-up files, git metadata, keys ...). `beneath`: the new name is a directory moved there
 // or a symlink, so what it holds or points to counts too. Runner state dirs are exempt (the
@@ -48,9 +72,7 @@ std::optional<Hit> TrustedRule(const NameFacts& name, bool beneath, const Create
   // Protected paths hold in runner state dirs too; a directory or symlink made above one
   // would bring it into being.
   for (const std::string& path : rules.protected_paths) {
-    if (IsUnderOrEqual(guest, path) || (beneath && IsUnderOrEqual(path, guest))) {
-      return Hit{CreateReason::kProtectedPath, path};
-    }
+    if (Protects(path, guest, beneath)) return Hit{CreateReason::kProtectedPath, path};
   }
   const policy::GuardMount* closest = nullptr;
   for (const policy::GuardMount& m : rules.mounts) {

@@ -195,6 +195,16 @@ std::vector<Case> Cases() {
       Deny("mkdir a protected path", Make(CreateRoute::kMkdir, At("/home/u/bin")), kProtected,
            "/home/u/bin", "/host/home/bin"),
       Perform("mkdir above a protected path", Make(CreateRoute::kMkdir, At("/home/u/new"))),
+      Deny("mkdir a new match of a glob protected path",
+           Make(CreateRoute::kMkdir, At("/work/out/build-x")), kProtected, "/work/out/build-*",
+           "/host/work/out/build-x"),
+      Deny("open beneath a match of a glob protected path", Open(At("/work/out/build-y/o")),
+           kProtected, "/work/out/build-*", "/host/work/out/build-y/o"),
+      Perform("mkdir a name the glob does not match",
+              Make(CreateRoute::kMkdir, At("/work/out/builds"))),
+      Deny("rename a directory to where a glob protected path's matches would be",
+           Rename(At("/work/d", kDir), At("/work/out")), kProtected, "/work/out/build-*",
+           "/host/work/out"),
       Perform("mkdir .config (empty: nothing beneath)",
               Make(CreateRoute::kMkdir, At("/work/.config"))),
       Perform("mkdir with set-id bits (the kernel drops them)",
@@ -320,7 +330,7 @@ class DecideCreateTest : public ::testing::TestWithParam<Case> {
   static CreateRules Rules() {
     absl::StatusOr<CreateRules> rules = CreateRules::Create(
         {".env", ".env.*", "*.pem", "*.key"}, {".bashrc", ".git/hooks/**", ".config/git/config"},
-        {"/home/u/bin", "/work/state/keep"},
+        {"/home/u/bin", "/work/state/keep", "/work/out/build-*"},
         {{"/work", "/host/work", true, false},
          {"/work/state", "/host/state", true, /*trusted_exempt=*/true},
          {"/home/u", "/host/home", true, false}});
