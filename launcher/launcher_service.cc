@@ -113,6 +113,9 @@ grpc::Status SuperviseToEnd(const v1::LaunchPlan& plan, std::unique_ptr<Supervis
   if (usage) {
     // Read on every wake-up of the supervisor: the pids check samples the high-water mark too.
     auto sampler = std::make_shared<UsageSampler>(std::move(usage));
+    // Once now, as the command has just started: a run shorter than one wake-up still counts
+    // the processes it had (a reused Exec cgroup has no kernel mark of its own).
+    (void)sampler->Sample();
     options.usage = [sampler]() -> std::optional<v1::SandboxUsage> {
       std::optional<CgroupUsage> read = sampler->Sample();
       if (!read.has_value()) return std::nullopt;

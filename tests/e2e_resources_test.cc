@@ -417,6 +417,11 @@ TEST_F(ResourcesTest, UsageCountsProcessesAndTheHandleCarriesTheSessionsCounters
   ASSERT_TRUE(Last(events)->has_exit()) << Last(events)->DebugString();
   const v1::SandboxUsage& usage = Last(events)->exit().usage();
   EXPECT_GE(usage.pids_peak(), 5u) << "sh and four sleeps: " << usage.DebugString();
+  // A run shorter than one 50 ms wake-up still counts what it ran.
+  std::vector<v1::SandboxEvent> quick = Exec("count", "exec true");
+  ASSERT_NE(Last(quick), nullptr);
+  ASSERT_TRUE(Last(quick)->has_exit()) << Last(quick)->DebugString();
+  EXPECT_GE(Last(quick)->exit().usage().pids_peak(), 1u) << Last(quick)->DebugString();
   EXPECT_LT(usage.pids_peak(), 64u) << usage.DebugString();
   EXPECT_GT(usage.cpu_usage_us(), 0u);
   EXPECT_GT(usage.memory_peak_bytes(), 0u);
