@@ -13,7 +13,6 @@
 #include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
-#include "broker/session_push.h"
 #include "broker/spec_paths.h"
 #include "policy/egress/allowlist.h"
 #include "policy/plan/deny_sets.h"
@@ -142,12 +141,6 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   if (absl::Status valid = CheckLaunchSpec(spec, choice->actual, config_.forbidden_dirs);
       !valid.ok()) {
     return ToGrpc(valid);
-  }
-  if (absl::Status valid = ValidatePush(spec); !valid.ok()) return ToGrpc(valid);
-  if (spec.has_push() && choice->actual != v1::SANDBOX_BACKEND_NATIVE) {
-    return ToGrpc(absl::InvalidArgumentError(
-        "push: a session on the none backend runs on the host, where nothing routes its pushes "
-        "through the gateway; launch it native"));
   }
   // A taken id is refused before the deny scan and the proxies (sessions_.Create below still
   // decides between two Launches racing for the same id).

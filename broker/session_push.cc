@@ -5,58 +5,27 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "broker/unix_listener.h"
-#include "policy/guardrails/guardrails.h"
+#include "policy/plan/push_spec.h"
 #include "policy/plan/push_wiring.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::broker {
-namespace {
-
-constexpr size_t kMaxPushRules = 256;
-
-}  // namespace
-
-absl::Status ValidatePush(const v1::SandboxSpec& spec) {
-  if (!spec.has_push()) return absl::OkStatus();
-  const std::vector<std::string> repositories(spec.push().repositories().begin(),
-                                              spec.push().repositories().end());
-  if (absl::Status valid = policy::ValidatePushRepositories(repositories); !valid.ok()) {
-    return valid;
-  }
-  if (spec.push().rules_size() > static_cast<int>(kMaxPushRules)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("push.rules: ", spec.push().rules_size(), " is more than ", kMaxPushRules));
-  }
-  for (int i = 0; i < spec.push().rules_size(); ++i) {
-    absl::StatusOr<policy::GuardrailRule> rule =
-        policy::ParseGuardrailRule(spec.push().rules(i).substr(0, 1024));
-    if (!rule.ok() || spec.push().rules(i).size() > 1024) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "push.rules[", i,
-          "]: ", rule.ok() ? "longer than 1024 bytes" : std::string(rule.status().message())));
-    }
-    if (rule->effect != policy::EffectClass::kPushToRemote) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("push.rules[", i, "]: only push_to_remote rules belong here"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
     const v1::SandboxSpec& spec, const std::string& session_dir,
     gateway::CredentialBroker* credentials,
     std::function<void(const v1::SandboxViolation&)> on_violation, v1::EgressPlan& plan,
     std::function<std::string(const std::string&)> upstream_address) {
-  if (absl::Status valid = ValidatePush(spec); !valid.ok()) return valid;
+  if (absl::Status valid = policy::ValidatePushSpec(spec, v1::SANDBOX_BACKEND_NATIVE);
+      !valid.ok()) {
+    return valid;
+  }
   if (credentials == nullptr) {
     return absl::FailedPreconditionError(
         "push: this broker has no credential broker for pushes (--push-credentials); a push "
         "gateway without one could not push, and nothing would stop the sandbox's own");
   }
-  absl::StatusOr<policy::GuardrailRuleSet> rules = policy::ParseGuardrailRules(
-      std::vector<std::string>(spec.push().rules().begin(), spec.push().rules().end()));
-  if (!rules.ok()) return absl::InvalidArgumentError(rules.status().message());
+  absl::StatusOr<policy::GuardrailRuleSet> rules = policy::PushRulesOf(spec);
+  if (!rules.ok()) return rules.status();
   gateway::PushGatewayOptions options;
   options.session_id = spec.session_id();
   options.rules = *std::move(rules);

@@ -21,11 +21,8 @@
 
 namespace ccsandbox::broker {
 
-// Checks spec.push (repositories, rules) without starting anything; INVALID_ARGUMENT naming the
-// field.
-absl::Status ValidatePush(const v1::SandboxSpec& spec);
-
-// Starts the gateway for `spec.push` and fills the plan's push socket and repositories.
+// Starts the gateway for `spec.push` (checked again: policy/plan/push_spec.h) and fills the
+// plan's push socket and repositories.
 // FAILED_PRECONDITION when the broker has no credential broker (--push-credentials).
 absl::StatusOr<std::unique_ptr<gateway::PushGateway>> StartSessionPush(
     const v1::SandboxSpec& spec, const std::string& session_dir,

@@ -6,6 +6,7 @@
 #include "base/paths.h"
 #include "policy/mode.h"
 #include "policy/plan/input_limits.h"
+#include "policy/plan/push_spec.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -84,7 +85,10 @@ absl::Status ValidateSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backen
   if (absl::Status s = CheckPathList("runnerStateDirs", spec.runner_state_dirs(), false); !s.ok()) {
     return s;
   }
-  return CheckPathList("execGrantRoots", spec.exec_grant_roots(), false);
+  if (absl::Status s = CheckPathList("execGrantRoots", spec.exec_grant_roots(), false); !s.ok()) {
+    return s;
+  }
+  return ValidatePushSpec(spec, backend);
 }
 
 }  // namespace ccsandbox::policy
