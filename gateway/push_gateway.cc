@@ -114,6 +114,26 @@ absl::StatusOr<proxy::HttpRequestHead> ReadHead(Client& client) {
   }
 }
 
+// The repository git's credential request (protocol, host, path) names, or null.
+const GatewayRepository* RepositoryAsked(absl::string_view request,
+                                         const std::vector<GatewayRepository>& repositories) {
+  std::string protocol, host, path;
+  for (absl::string_view line : absl::StrSplit(request, '\n', absl::SkipEmpty())) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "protocol") protocol = std::string(value);
+    if (key == "host") host = std::string(value);
+    if (key == "path") path = std::string(absl::StripSuffix(absl::StripSuffix(value, "/"), ".git"));
+  }
+  const std::string asked = absl::StrCat(protocol, "://", host, "/", path);
+  for (const GatewayRepository& repo : repositories) {
+    absl::string_view url = absl::StripSuffix(absl::StripSuffix(repo.upstream_url, "/"), ".git");
+    if (url == asked) return &repo;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 // The session's read credentials, one per repository, minted when the run's credential helper
@@ -134,26 +154,6 @@ class ReadCredentials {
   absl::Mutex mu_;
   std::map<std::string, Credential> by_url_ ABSL_GUARDED_BY(mu_);
 };
-
-// The repository git's credential request (protocol, host, path) names, or null.
-const GatewayRepository* RepositoryAsked(absl::string_view request,
-                                         const std::vector<GatewayRepository>& repositories) {
-  std::string protocol, host, path;
-  for (absl::string_view line : absl::StrSplit(request, '\n', absl::SkipEmpty())) {
-    const size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) continue;
-    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "protocol") protocol = std::string(value);
-    if (key == "host") host = std::string(value);
-    if (key == "path") path = std::string(absl::StripSuffix(absl::StripSuffix(value, "/"), ".git"));
-  }
-  const std::string asked = absl::StrCat(protocol, "://", host, "/", path);
-  for (const GatewayRepository& repo : repositories) {
-    absl::string_view url = absl::StripSuffix(absl::StripSuffix(repo.upstream_url, "/"), ".git");
-    if (url == asked) return &repo;
-  }
-  return nullptr;
-}
 
 // One request's handling, on its connection's thread.
 class GatewayRequest {
