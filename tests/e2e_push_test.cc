@@ -4,6 +4,7 @@
 // `! [remote rejected]` line, exits non-zero and changes nothing upstream, with a violation
 // event; ways around the gateway push nothing; no token is ever inside; Destroy revokes all.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -254,6 +255,38 @@ TEST_F(PushTest, TheRunFetchesThroughTheProxyWithItsReadCredentialAndPushesThrou
   EXPECT_TRUE(absl::StrContains(StdoutOf(fetch), upstream_main)) << StdoutOf(fetch);
   EXPECT_FALSE(upstream_->Head("r.git", "refs/heads/feature/named").empty()) << StderrOf(fetch);
   EXPECT_FALSE(absl::StrContains(StdoutOf(fetch) + StderrOf(fetch), "ccs_"));
+}
+
+// The credentials' directory is never bound into a sandbox, however it is spelled: itself, a
+// directory that holds it, a symlink to it. And nothing created in a writable bind after Launch
+// reaches it from inside (the sandbox's mounts hold no path to it).
+TEST_F(PushTest, TheCredentialsDirectoryIsOutOfReachHoweverSpelled) {
+  const std::string link = d_->MakeWorkdir() + "/tokens-link";
+  ASSERT_EQ(symlink(upstream_->token_dir().c_str(), link.c_str()), 0);
+  for (const std::string& spelling : {upstream_->token_dir(), upstream_->dir(), link}) {
+    v1::LaunchRequest request;
+    request.mutable_spec()->set_session_id("bind-tokens");
+    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(spelling);
+    bind->set_guest_path(spelling);
+    grpc::ClientContext ctx;
+    v1::SandboxHandle handle;
+    const grpc::Status refused = stub_->Launch(&ctx, request, &handle);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << spelling;
+    EXPECT_TRUE(absl::StrContains(refused.error_message(), "push credentials"))
+        << spelling << ": " << refused.error_message();
+  }
+  ASSERT_TRUE(Launch("late", {"allow push_to_remote"}).ok());
+  // A live read token in the files first (the helper's), so reading them would show something.
+  const std::string url = upstream_->Url("r.git");
+  const std::string host = url.substr(7, url.find('/', 7) - 7);
+  Sh("late", absl::StrCat("printf 'protocol=http\\nhost=", host,
+                          "\\npath=git/r.git\\n\\n' | git credential fill >/dev/null 2>&1"));
+  ASSERT_NE(upstream_->AllTokens(), "") << "no live token to look for";
+  std::vector<v1::SandboxEvent> look =
+      Sh("late", absl::StrCat("ln -s ", upstream_->token_dir(), " late-link; cat late-link/* ",
+                              upstream_->token_dir(), "/* 2>/dev/null; echo done"));
+  EXPECT_EQ(StdoutOf(look), "done\n") << StderrOf(look);
 }
 
 // With only a personal token (it can push, and cannot be revoked per session), the gateway still
