@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -20,6 +22,24 @@ absl::Status CheckNormalizedAbsolute(absl::string_view field, absl::string_view 
   for (absl::string_view part : absl::StrSplit(path.substr(1), '/')) {
     if (part.empty()) return bad("contains '//'; write it normalised");
     if (part == "." || part == "..") return bad("contains '.' or '..'; write it normalised");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPathComponent(absl::string_view field, absl::string_view name) {
+  constexpr size_t kMaxComponent = 128;
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", absl::CHexEscape(name.substr(0, kMaxComponent)), "' ", why,
+                     "; use 1 to ", kMaxComponent, " of A-Z a-z 0-9 . _ - not starting with '.'"));
+  };
+  if (name.empty()) return bad("is empty");
+  if (name.size() > kMaxComponent) return bad("is too long");
+  if (name[0] == '.') return bad("starts with '.'");
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return bad("is not a single safe directory name");
+    }
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,11 @@ namespace ccsandbox {
 // components, no trailing '/', no NUL. Otherwise INVALID_ARGUMENT naming `field`.
 absl::Status CheckNormalizedAbsolute(absl::string_view field, absl::string_view path);
 
+// OK when `name` can be one directory name made from a client's id: 1 to 128 of
+// [A-Za-z0-9._-], not starting with '.' (no "..", no hidden or staging names). Otherwise
+// INVALID_ARGUMENT naming `field`.
+absl::Status CheckPathComponent(absl::string_view field, absl::string_view name);
+
 // True when `path` equals `root` or lies below it (both normalised absolute paths).
 bool IsUnderOrEqual(absl::string_view path, absl::string_view root);
 

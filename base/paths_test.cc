@@ -1,5 +1,8 @@
 #include "base/paths.h"
 
+#include <string>
+
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace ccsandbox {
@@ -18,6 +21,20 @@ TEST(CheckNormalizedAbsolute, RefusesAndNamesTheField) {
     EXPECT_NE(s.message().find("bindMounts[0].hostPath"), std::string::npos) << s;
   }
   EXPECT_FALSE(CheckNormalizedAbsolute("f", std::string("/a\0b", 4)).ok());
+}
+
+TEST(CheckPathComponent, Table) {
+  for (const char* ok : {"c1", "conv-2024.01_a", "A", "x..y"}) {
+    EXPECT_TRUE(CheckPathComponent("conversationId", ok).ok()) << ok;
+  }
+  for (std::string bad :
+       {std::string(""), std::string("."), std::string(".."), std::string(".x"), std::string("a/b"),
+        std::string("/a"), std::string("a b"), std::string("a\nb"), std::string("a\0b", 3),
+        std::string(129, 'a'), std::string("caf\xc3\xa9")}) {
+    absl::Status s = CheckPathComponent("conversationId", bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad;
+    EXPECT_TRUE(absl::StartsWith(s.message(), "conversationId: ")) << s.message();
+  }
 }
 
 TEST(IsUnderOrEqual, ComparesWholeComponents) {

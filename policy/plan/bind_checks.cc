@@ -25,6 +25,11 @@ absl::Status CheckResolvedBind(absl::string_view field, absl::string_view spelle
     const bool exposes =
         dir.path == "/" ? resolved == "/"
                         : IsUnderOrEqual(resolved, dir.path) || IsUnderOrEqual(dir.path, resolved);
+    if (exposes && dir.bindable_below && resolved.size() > dir.path.size() &&
+        IsUnderOrEqual(resolved, dir.path) &&
+        dir.bindable_below(resolved.substr(dir.path == "/" ? 1 : dir.path.size() + 1))) {
+      continue;
+    }
     if (exposes) {
       return absl::InvalidArgumentError(absl::StrCat(
           field, ": '", spelled, "'", via, " would expose ", dir.what, " '", dir.path, "'"));

@@ -12,6 +12,7 @@
 #ifndef CCSANDBOX_POLICY_PLAN_BIND_CHECKS_H_
 #define CCSANDBOX_POLICY_PLAN_BIND_CHECKS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace ccsandbox::policy {
 struct ForbiddenDir {
   std::string path;  // normalised, resolved
   std::string what;  // "the launcher's socket directory"
+  // Set: a bind strictly inside `path` is allowed when this says so of its path relative to
+  // `path` (the data directory: one conversation's repos/, one agent's directories); the
+  // directory itself and what holds it stay refused.
+  std::function<bool(absl::string_view relative)> bindable_below;
 };
 using ForbiddenDirs = std::vector<ForbiddenDir>;
 

@@ -47,6 +47,28 @@ TEST(CheckResolvedBind, ControlPlaneAndDaemonDirs) {
   }
 }
 
+TEST(CheckResolvedBind, BindableBelowAllowsOnlyWhatItSays) {
+  ForbiddenDirs forbidden = ControlPlaneDirs();
+  forbidden.push_back({"/var/lib/cc", "the broker's data directory",
+                       [](absl::string_view relative) { return relative.substr(0, 4) == "ok/x"; }});
+  const Case cases[] = {
+      {"/var/lib/cc/ok/x", true, ""},
+      {"/var/lib/cc/ok/x/deeper", true, ""},
+      {"/var/lib/cc", false, "data directory"},     // is it
+      {"/var/lib", false, "data directory"},        // holds it
+      {"/var/lib/cc/ok", false, "data directory"},  // inside, not allowed
+      {"/var/lib/cc/other", false, "data directory"},
+      {"/var/lib/ccx/ok/x", true, ""},
+  };
+  for (const Case& c : cases) {
+    absl::Status s = CheckResolvedBind("bindMounts[0].hostPath", c.resolved, c.resolved, forbidden);
+    EXPECT_EQ(s.ok(), c.ok) << c.resolved << ": " << s;
+    if (!c.ok) {
+      EXPECT_THAT(s.message(), HasSubstr(c.exposes));
+    }
+  }
+}
+
 TEST(CheckResolvedBind, DeletedOrUnresolvable) {
   EXPECT_FALSE(CheckResolvedBind("f", "/a", "/a (deleted)", ControlPlaneDirs()).ok());
   EXPECT_FALSE(CheckResolvedBind("f", "/a", "", ControlPlaneDirs()).ok());
