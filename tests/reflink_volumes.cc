@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <vector>
@@ -159,6 +160,16 @@ absl::StatusOr<std::unique_ptr<TestVolume>> TestVolume::Make(Kind kind, uint64_t
   }
   volume->mounted_ = true;
   return volume;
+}
+
+absl::StatusOr<uint64_t> TestVolume::UsedBytes() const {
+  UniqueFd root(open(mount_point_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open ", mount_point_));
+  if (syncfs(root.get()) != 0) return absl::ErrnoToStatus(errno, "syncfs");
+  struct statfs fs;
+  if (fstatfs(root.get(), &fs) != 0) return absl::ErrnoToStatus(errno, "fstatfs");
+  return (static_cast<uint64_t>(fs.f_blocks) - static_cast<uint64_t>(fs.f_bfree)) *
+         static_cast<uint64_t>(fs.f_frsize);
 }
 
 TestVolume::~TestVolume() {

@@ -50,6 +50,11 @@ class TestVolume {
   const std::string& image() const { return image_; }
   const std::string& loop_device() const { return loop_device_; }
 
+  // Bytes in use on the file system (statfs: total - free blocks), after syncfs so delayed
+  // allocation and btrfs's transaction are accounted. The difference of two readings is what
+  // the work in between cost on disk.
+  absl::StatusOr<uint64_t> UsedBytes() const;
+
   // "xfs-reflink", "btrfs", "ext4", "tmpfs": for test names.
   static const char* KindName(Kind kind);
 
