@@ -14,6 +14,7 @@ packages=(
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
   lighttpd  # the tests' git smart-HTTP upstream (git-http-backend behind real auth)
+  xfsprogs btrfs-progs  # the reflink volumes (XFS reflink=1, btrfs) the worktree tests mount
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
   clang-format-14  # scripts/check-format.sh
 )
