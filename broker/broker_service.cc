@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -137,7 +138,9 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   absl::StatusOr<policy::BackendChoice> choice =
       policy::SelectBackend(request->backend(), config_.host);
   if (!choice.ok()) return ToGrpc(choice.status());
-  const v1::SandboxSpec& spec = request->spec();
+  absl::StatusOr<v1::SandboxSpec> workspace_spec = WorkspaceSpec(*request);
+  if (!workspace_spec.ok()) return ToGrpc(workspace_spec.status());
+  const v1::SandboxSpec& spec = *workspace_spec;
   if (absl::Status valid = CheckLaunchSpec(spec, choice->actual, config_.forbidden_dirs);
       !valid.ok()) {
     return ToGrpc(valid);
@@ -189,6 +192,50 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchRequest& request) {
+  v1::SandboxSpec spec = request.spec();
+  if (request.has_dispatch()) {
+    if (config_.workspaces == nullptr) {
+      return absl::FailedPreconditionError(
+          "dispatch: this broker keeps no workspaces; start it with --data-dir=DIR");
+    }
+    v1::WorkspaceDispatch dispatch = request.dispatch();
+    if (dispatch.workspace_id().empty()) dispatch.set_workspace_id(spec.workspace_id());
+    if (!spec.workspace_id().empty() && spec.workspace_id() != dispatch.workspace_id()) {
+      return absl::InvalidArgumentError(
+          "dispatch.workspaceId: differs from spec.workspaceId; give one, or the same");
+    }
+    if (spec.bind_mounts_size() > 0) {
+      return absl::InvalidArgumentError(
+          "bindMounts: must be empty with a dispatch; the dispatch decides what is bound");
+    }
+    absl::StatusOr<v1::DispatchPlan> plan = config_.workspaces->PlanDispatch(dispatch);
+    if (!plan.ok()) {
+      return absl::Status(plan.status().code(), absl::StrCat("dispatch.", plan.status().message()));
+    }
+    spec.set_workspace_id(dispatch.workspace_id());
+    *spec.mutable_bind_mounts() = plan->bind_mounts();
+    if (!spec.has_guest_workdir()) spec.set_guest_workdir(plan->workdir());
+  }
+  if (config_.workspaces != nullptr && !spec.workspace_id().empty()) {
+    // Agents work in clones; the registered checkouts are never writable, in any mode.
+    absl::StatusOr<std::vector<std::string>> registered =
+        config_.workspaces->registry().ProtectedPaths(spec.workspace_id());
+    if (!registered.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("workspaceId: cannot read the workspace's registered repositories: ",
+                       registered.status().message()));
+    }
+    for (const std::string& path : *registered) {
+      if (std::find(spec.protected_paths().begin(), spec.protected_paths().end(), path) ==
+          spec.protected_paths().end()) {
+        spec.add_protected_paths(path);
+      }
+    }
+  }
+  return spec;
 }
 
 absl::StatusOr<policy::FilenamePolicyDecision> BrokerService::DecideFilenames(
@@ -352,7 +399,8 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return plan.status();
   for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
-    plan->add_forbidden_dirs(dir.path);
+    // Only the broker can tell which parts of the data directory one run may have.
+    if (!dir.bindable_below) plan->add_forbidden_dirs(dir.path);
   }
   if (start.create_guard.has_value()) *plan->mutable_create_guard() = *start.create_guard;
   if (start.spec.has_resources()) *plan->mutable_resources() = start.spec.resources();

@@ -27,6 +27,7 @@
 #include "policy/plan/filename_policy.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
+#include "workspace/workspaces.h"
 
 namespace ccsandbox::broker {
 
@@ -55,6 +56,9 @@ struct BrokerConfig {
   // Where the push gateway's upstreams resolve when the egress answers from a hosts file ("":
   // not listed); unset: DNS.
   std::function<std::string(const std::string&)> upstream_address;
+  // The workspaces under --data-dir (outlives the service); null: a Launch with a dispatch is
+  // FAILED_PRECONDITION and no registered checkout is known.
+  workspace::Workspaces* workspaces = nullptr;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {
@@ -81,7 +85,15 @@ class BrokerService final : public v1::SandboxBroker::Service {
   grpc::Status Resume(grpc::ServerContext*, const v1::SessionRequest* request,
                       v1::SandboxHandle* handle) override;
 
+  // The live sessions binding anything at, below or holding `dir` (a resolved path).
+  std::vector<std::string> SessionsBinding(const std::string& dir) const {
+    return sessions_.SessionsBinding(dir);
+  }
+
  private:
+  // The spec a Launch runs: the request's, with a dispatch's binds and working directory, and
+  // the workspace's registered checkouts among its protected paths.
+  absl::StatusOr<v1::SandboxSpec> WorkspaceSpec(const v1::LaunchRequest& request);
   // The session's filename-pattern policy, given what the launcher's create guard can do
   // (asked only when it matters); a refusal is logged.
   absl::StatusOr<policy::FilenamePolicyDecision> DecideFilenames(const v1::SandboxSpec& spec,

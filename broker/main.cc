@@ -30,6 +30,7 @@
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
+#include "broker/workspace_service.h"
 #include "gateway/credentials.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -43,6 +44,8 @@
 #include "proxy/hosts_file_resolver.h"
 #include "proxy/resolver.h"
 #include "spdlog/spdlog.h"
+#include "workspace/layout.h"
+#include "workspace/workspaces.h"
 
 ABSL_FLAG(std::string, listen, "", "address to serve on: unix:PATH (socket mode 0660)");
 ABSL_FLAG(std::string, launcher, "", "the launcher's address: unix:PATH");
@@ -50,6 +53,10 @@ ABSL_FLAG(std::string, sandbox, "",
           "on (default: wrap whenever the host offers a backend) or off; "
           "CC_SERVER_SANDBOX is read when the flag is not given");
 
+ABSL_FLAG(std::string, data_dir, "",
+          "where conversations' copy-on-write worktrees live (the SandboxWorkspace service; "
+          "docs/workspaces.md): created 0700, locked while this broker runs, on a file system "
+          "with reflink shared with the repositories; empty: no workspaces");
 ABSL_FLAG(std::string, runtime_dir, "",
           "private directory for the sessions' proxy sockets (default: "
           "$XDG_RUNTIME_DIR/ccsandbox-broker, else /tmp/ccsandbox-broker-UID); emptied at boot "
@@ -277,13 +284,18 @@ class BrokerServers {
 
  private:
   explicit BrokerServers(const BrokerConfig& config)
-      : service_(config, ConnectLauncher(config.launcher_address)) {}
+      : service_(config, ConnectLauncher(config.launcher_address)),
+        policy_service_(config.workspaces),
+        workspace_service_(config.workspaces, [this](const std::string& dir) {
+          return service_.SessionsBinding(dir);
+        }) {}
 
   // Hands `conn` to the server, or to the refusing one when its peer is inside a sandbox.
   void Accept(UniqueFd conn, const ucred& peer);
 
   BrokerService service_;
   PolicyService policy_service_;
+  WorkspaceService workspace_service_;
   std::unique_ptr<PeerListener> listener_;  // null unless --listen is unix:PATH
   std::unique_ptr<grpc::Server> server_;
   DenyAllService sandboxed_service_{
@@ -300,6 +312,7 @@ absl::StatusOr<std::unique_ptr<BrokerServers>> BrokerServers::Start(const Broker
   ApplyServerLimits(builder);
   builder.RegisterService(&servers->service_);
   builder.RegisterService(&servers->policy_service_);
+  builder.RegisterService(&servers->workspace_service_);
   // A Unix socket is served through our own listener, so every connection's peer is known
   // (SO_PEERCRED): a caller inside a sandbox is refused however it reached the socket.
   if (absl::StartsWith(listen, "unix:")) {
@@ -387,6 +400,20 @@ int Main(int argc, char** argv) {
                                          ? flag.substr(sizeof("local:") - 1)
                                          : ParentPath(flag.substr(flag.find(':') + 1)),
                                      "the push credentials' directory"});
+  }
+
+  std::unique_ptr<workspace::Workspaces> workspaces;
+  if (const std::string dir = absl::GetFlag(FLAGS_data_dir); !dir.empty()) {
+    absl::StatusOr<std::unique_ptr<workspace::Workspaces>> opened =
+        workspace::Workspaces::Open(dir);
+    if (!opened.ok()) return CannotStart(opened.status(), 2);
+    workspaces = *std::move(opened);
+    config.workspaces = workspaces.get();
+    // A sandbox may be given one conversation's repos/ or one agent's directories, never what
+    // holds another conversation or agent, nor the registry.
+    config.forbidden_dirs.push_back({workspaces->data_dir().path(), "the broker's data directory",
+                                     &workspace::IsBindableBelowDataDir});
+    spdlog::info("workspaces in {}", workspaces->data_dir().path());
   }
 
   absl::StatusOr<std::unique_ptr<BrokerServers>> servers =

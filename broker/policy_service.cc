@@ -82,7 +82,8 @@ void FillResolution(const policy::EffectResolution& resolution,
 
 }  // namespace
 
-PolicyService::PolicyService() : host_view_(real_view_) {}
+PolicyService::PolicyService(workspace::Workspaces* workspaces)
+    : host_view_(real_view_), workspaces_(workspaces) {}
 
 PolicyService::PolicyService(const HostView& host_view) : host_view_(host_view) {}
 
@@ -179,12 +180,32 @@ grpc::Status PolicyService::ResolveAction(grpc::ServerContext*,
 
 grpc::Status PolicyService::ConfinePath(grpc::ServerContext*, const v1::ConfinePathRequest* request,
                                         v1::ConfinedPath* confined) {
-  if (request->roots_size() == 0) {
+  // A dispatch's roots are the directories its Launch binds: the two never disagree.
+  google::protobuf::RepeatedPtrField<v1::ConfinementRoot> dispatch_roots;
+  std::string workdir = request->workdir();
+  if (request->has_dispatch()) {
+    if (request->roots_size() > 0) {
+      return InvalidArgument("roots: give roots or a dispatch, not both");
+    }
+    if (workspaces_ == nullptr) {
+      return ToGrpc(absl::FailedPreconditionError(
+          "dispatch: this broker keeps no workspaces; start it with --data-dir=DIR"));
+    }
+    absl::StatusOr<v1::DispatchPlan> plan = workspaces_->PlanDispatch(request->dispatch());
+    if (!plan.ok()) {
+      return ToGrpc(
+          absl::Status(plan.status().code(), absl::StrCat("dispatch.", plan.status().message())));
+    }
+    dispatch_roots = plan->confinement_roots();
+    if (workdir.empty()) workdir = plan->workdir();
+  }
+  const auto& request_roots = request->has_dispatch() ? dispatch_roots : request->roots();
+  if (request_roots.empty()) {
     return InvalidArgument("roots: empty; give at least the run's working directory");
   }
-  if (request->roots_size() > kMaxRoots) {
+  if (request_roots.size() > kMaxRoots) {
     return InvalidArgument(
-        absl::StrCat("roots: ", request->roots_size(), " roots; at most ", kMaxRoots));
+        absl::StrCat("roots: ", request_roots.size(), " roots; at most ", kMaxRoots));
   }
   if (request->path().empty()) return InvalidArgument("path: empty");
   if (request->path().find('\0') != std::string::npos) {
@@ -202,11 +223,11 @@ grpc::Status PolicyService::ConfinePath(grpc::ServerContext*, const v1::ConfineP
       return InvalidArgument("intent: must be PATH_INTENT_READ or PATH_INTENT_WRITE");
   }
   std::vector<policy::ConfinementRoot> roots;
-  for (const v1::ConfinementRoot& root : request->roots()) {
+  for (const v1::ConfinementRoot& root : request_roots) {
     roots.push_back({root.path(), root.writable()});
   }
   absl::StatusOr<policy::ConfinedPath> p =
-      policy::ConfinePath(host_view_, roots, request->workdir(), request->path(), intent);
+      policy::ConfinePath(host_view_, roots, workdir, request->path(), intent);
   if (!p.ok()) {
     if (absl::IsPermissionDenied(p.status())) {
       spdlog::debug("policy: path refused: {}", std::string(p.status().message()));

@@ -16,13 +16,15 @@
 #include "base/real_host_view.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/policy.grpc.pb.h"
+#include "workspace/workspaces.h"
 
 namespace ccsandbox::broker {
 
 class PolicyService final : public v1::SandboxPolicy::Service {
  public:
-  // Confines paths on the real file system.
-  PolicyService();
+  // Confines paths on the real file system; a request's dispatch is planned by `workspaces`
+  // (null: no --data-dir, a dispatch is FAILED_PRECONDITION), which must outlive the service.
+  explicit PolicyService(workspace::Workspaces* workspaces = nullptr);
   // Confines paths on `host_view`, which must outlive the service.
   explicit PolicyService(const HostView& host_view);
 
@@ -36,6 +38,7 @@ class PolicyService final : public v1::SandboxPolicy::Service {
  private:
   const RealHostView real_view_;
   const HostView& host_view_;
+  workspace::Workspaces* const workspaces_ = nullptr;
 };
 
 }  // namespace ccsandbox::broker

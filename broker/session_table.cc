@@ -1,6 +1,10 @@
 #include "broker/session_table.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include "absl/strings/str_cat.h"
+#include "base/paths.h"
 #include "policy/plan/input_limits.h"
 
 namespace ccsandbox::broker {
@@ -38,6 +42,27 @@ std::vector<v1::SandboxHandle> SessionTable::List() const {
   std::vector<v1::SandboxHandle> handles;
   for (const auto& [id, session] : sessions_) handles.push_back(session.handle);
   return handles;
+}
+
+std::vector<std::string> SessionTable::SessionsBinding(const std::string& dir) const {
+  std::vector<std::pair<std::string, std::string>> binds;  // (session, host path)
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, session] : sessions_) {
+      for (const v1::SandboxBindMount& bind : session.spec.bind_mounts()) {
+        binds.emplace_back(id, bind.host_path());
+      }
+    }
+  }
+  std::vector<std::string> users;
+  for (const auto& [id, path] : binds) {
+    char resolved[PATH_MAX];
+    const std::string spelled = ::realpath(path.c_str(), resolved) != nullptr ? resolved : path;
+    const bool overlaps = IsUnderOrEqual(spelled, dir) || IsUnderOrEqual(dir, spelled) ||
+                          IsUnderOrEqual(path, dir) || IsUnderOrEqual(dir, path);
+    if (overlaps && (users.empty() || users.back() != id)) users.push_back(id);
+  }
+  return users;
 }
 
 absl::StatusOr<SessionTable::RunStart> SessionTable::Plan(const std::string& session_id) const {

@@ -37,6 +37,9 @@ class SessionTable {
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
   std::vector<v1::SandboxHandle> List() const;
+  // The sessions with a bind at, below or holding `dir` (a resolved path), each bind compared
+  // on what it resolves to.
+  std::vector<std::string> SessionsBinding(const std::string& dir) const;
   // What a plan of the session needs, without starting a run.
   absl::StatusOr<RunStart> Plan(const std::string& session_id) const;
   // The session's sandbox `sandbox_id` is warm; false when the session is gone (destroyed

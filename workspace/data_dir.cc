@@ -1,0 +1,94 @@
+#include "workspace/data_dir.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/paths.h"
+
+namespace ccsandbox::workspace {
+namespace {
+
+absl::Status Precondition(const std::string& path, absl::string_view why) {
+  return absl::FailedPreconditionError(absl::StrCat("--data-dir ", path, ": ", why));
+}
+
+}  // namespace
+
+absl::StatusOr<UniqueFd> OpenSubdir(int dirfd, const std::string& name, bool create, mode_t mode) {
+  if (create && ::mkdirat(dirfd, name.c_str(), mode) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("mkdir ", name, ": ", std::strerror(errno)));
+  }
+  UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.valid()) return fd;
+  if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(name, ": does not exist"));
+  if (errno == ELOOP || errno == ENOTDIR) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, ": is a symlink or not a directory; refusing to follow it"));
+  }
+  return absl::InternalError(absl::StrCat("open ", name, ": ", std::strerror(errno)));
+}
+
+absl::StatusOr<std::unique_ptr<DataDir>> DataDir::Open(const std::string& path) {
+  if (absl::Status valid = CheckNormalizedAbsolute("--data-dir", path); !valid.ok()) return valid;
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Precondition(path, absl::StrCat("cannot create it: ", std::strerror(errno)));
+  }
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) {
+    return Precondition(path, std::strerror(errno));
+  }
+  UniqueFd fd(::open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return Precondition(path, std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Precondition(path, std::strerror(errno));
+  if (st.st_uid != ::geteuid()) {
+    return Precondition(path, absl::StrCat("owned by uid ", st.st_uid, ", not by this broker (uid ",
+                                           ::geteuid(), ")"));
+  }
+  // Another user able to write here could swap a directory the broker clones into.
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return Precondition(path, "writable by group or others; chmod go-w it");
+  }
+  UniqueFd lock(::openat(fd.get(), ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock.valid()) {
+    return Precondition(path, absl::StrCat("cannot open .lock: ", std::strerror(errno)));
+  }
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Precondition(path, errno == EWOULDBLOCK
+                                  ? "in use by another broker (its .lock is held)"
+                                  : absl::StrCat("cannot lock it: ", std::strerror(errno)));
+  }
+  return std::unique_ptr<DataDir>(new DataDir(resolved, std::move(fd), std::move(lock)));
+}
+
+absl::StatusOr<UniqueFd> DataDir::OpenDir(const std::vector<std::string>& components,
+                                          bool create) const {
+  UniqueFd current(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+  if (!current.valid()) return absl::InternalError(std::strerror(errno));
+  for (const std::string& name : components) {
+    absl::StatusOr<UniqueFd> next = OpenSubdir(current.get(), name, create);
+    if (!next.ok()) {
+      return absl::Status(next.status().code(),
+                          absl::StrCat(PathOf(components), ": ", next.status().message()));
+    }
+    current = *std::move(next);
+  }
+  return current;
+}
+
+std::string DataDir::PathOf(const std::vector<std::string>& components) const {
+  if (components.empty()) return path_;
+  return absl::StrCat(path_ == "/" ? "" : path_, "/", absl::StrJoin(components, "/"));
+}
+
+}  // namespace ccsandbox::workspace
