@@ -76,7 +76,10 @@ absl::StatusOr<GitCheckout> InspectCheckout(absl::string_view field, const std::
     return errno == ENOENT ? bad("does not exist")
                            : bad(absl::StrCat("cannot be resolved: ", strerror(errno)));
   }
-  if (!IsDirectory(*root)) return bad("is not a directory, so not a git checkout");
+  struct stat root_st;
+  if (stat(root->c_str(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
+    return bad("is not a directory, so not a git checkout");
+  }
   GitCheckout checkout;
   checkout.root = *root;
   const std::string dot_git = *root + "/.git";
@@ -127,6 +130,16 @@ absl::StatusOr<GitCheckout> InspectCheckout(absl::string_view field, const std::
                               "' is not a repository (no objects)"));
     }
     checkout.common_dir = *common_dir;
+  }
+  // git's safe.directory rule: a .git file or commondir pointing into someone else's repository
+  // would have a root broker clone what the registering user cannot read.
+  for (const std::string* dir : {&checkout.git_dir, &checkout.common_dir}) {
+    struct stat dir_st;
+    if (stat(dir->c_str(), &dir_st) != 0 || dir_st.st_uid != root_st.st_uid) {
+      return bad(absl::StrCat("is not a git checkout we clone: its git directory '", *dir,
+                              "' is not owned by the working tree's owner (uid ", root_st.st_uid,
+                              ")"));
+    }
   }
   return checkout;
 }

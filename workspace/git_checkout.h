@@ -33,7 +33,9 @@ struct GitCheckout {
 // INVALID_ARGUMENT naming `field` when `path` is not absolute and normalised, does not exist, or
 // is not the root of a git checkout: no .git; .git neither a directory with HEAD nor a
 // "gitdir: X" file pointing at a directory with HEAD (whose `commondir`, if any, names a
-// directory with `objects`).
+// directory with `objects`); and when the git directories it points at are not owned by the
+// owner of the working tree (git's safe.directory rule: a pointer into another user's
+// repository would have a privileged caller clone what that user's files hold).
 absl::StatusOr<GitCheckout> InspectCheckout(absl::string_view field, const std::string& path);
 
 }  // namespace ccsandbox::workspace

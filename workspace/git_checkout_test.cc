@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/skip_or_fail_in_ci.h"
 #include "workspace/sample_repository.h"
 
 namespace ccsandbox::workspace {
@@ -143,6 +144,32 @@ TEST_F(GitCheckoutTest, NotACheckoutIsInvalidArgumentNamingTheField) {
     EXPECT_TRUE(absl::StartsWith(checkout.status().message(), kField)) << checkout.status();
     EXPECT_TRUE(absl::StrContains(checkout.status().message(), c.says)) << checkout.status();
   }
+}
+
+// A .git file is the user's to write: pointing it at another user's repository must not have a
+// privileged broker clone that repository for them.
+TEST_F(GitCheckoutTest, GitDirectoriesOfAnotherOwnerAreRefused) {
+  const std::string& d = *dir_;
+  ASSERT_EQ(mkdir((d + "/foreign").c_str(), 0755), 0);
+  WriteText(d + "/foreign/.git", "gitdir: " + d + "/foreign.git\n");
+  ASSERT_TRUE(Git(d, {"init", "-q", "--bare", d + "/foreign.git"}).ok());
+  absl::StatusOr<GitCheckout> own = InspectCheckout(kField, d + "/foreign");
+  ASSERT_TRUE(own.ok()) << own.status();
+  if (chown((d + "/foreign.git").c_str(), 1234, 1234) != 0) {
+    CCSANDBOX_SKIP_OR_FAIL_IN_CI("giving a directory to another uid needs root");
+  }
+  absl::StatusOr<GitCheckout> checkout = InspectCheckout(kField, d + "/foreign");
+  EXPECT_EQ(checkout.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(checkout.status().message(), "not owned by the working tree's"))
+      << checkout.status();
+
+  // The same for a linked worktree's private git dir.
+  ASSERT_EQ(chown((d + "/foreign.git").c_str(), geteuid(), getegid()), 0);
+  ASSERT_EQ(chown((d + "/main/.git/worktrees/wt").c_str(), 1234, 1234), 0);
+  checkout = InspectCheckout(kField, d + "/wt");
+  EXPECT_EQ(checkout.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(chown((d + "/main/.git/worktrees/wt").c_str(), geteuid(), getegid()), 0);
+  EXPECT_TRUE(InspectCheckout(kField, d + "/wt").ok());
 }
 
 }  // namespace

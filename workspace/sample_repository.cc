@@ -69,16 +69,13 @@ absl::Status WriteFile(const std::string& path, absl::string_view header, absl::
 }  // namespace
 
 absl::StatusOr<std::string> Git(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"env",
-                                   "GIT_CONFIG_NOSYSTEM=1",
-                                   "GIT_CONFIG_GLOBAL=/dev/null",
-                                   "GIT_AUTHOR_NAME=Clone Test",
-                                   "GIT_AUTHOR_EMAIL=clone-test@example.com",
-                                   "GIT_COMMITTER_NAME=Clone Test",
-                                   "GIT_COMMITTER_EMAIL=clone-test@example.com",
-                                   "git",
-                                   "-C",
-                                   dir};
+  std::vector<std::string> argv = {
+      "env", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=Clone Test",
+      "GIT_AUTHOR_EMAIL=clone-test@example.com", "GIT_COMMITTER_NAME=Clone Test",
+      "GIT_COMMITTER_EMAIL=clone-test@example.com",
+      // No gc in the background, changing a repository under a test.
+      "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
+      "GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false", "git", "-C", dir};
   argv.insert(argv.end(), args.begin(), args.end());
   return ccsandbox::testing::RunTool(argv);
 }
@@ -88,16 +85,18 @@ absl::StatusOr<SampleRepository> MakeSampleRepository(const std::string& root,
   if (mkdir(root.c_str(), 0755) != 0) return absl::ErrnoToStatus(errno, "mkdir " + root);
   std::mt19937 random(shape.seed);
   const std::string pool = TextPool(random);
-  const double low = std::log(static_cast<double>(shape.min_bytes));
-  const double high = std::log(static_cast<double>(shape.max_bytes));
-  std::uniform_real_distribution<double> log_size(low, high);
+  const double low = static_cast<double>(shape.min_bytes);
+  const double high = static_cast<double>(shape.max_bytes);
+  std::uniform_real_distribution<double> log_size(std::log(low), std::log(high));
+  std::uniform_real_distribution<double> linear_size(low, high);
   SampleRepository made;
   for (int i = 0; i < shape.files; ++i) {
     const int k = i / std::max(1, shape.files_per_directory);
     const std::string dir = absl::StrCat("src/g", k % 5, "/d", k, k % 3 == 0 ? "/deep/er" : "");
     if (absl::Status dirs = MakeDirectories(root, dir); !dirs.ok()) return dirs;
     const std::string header = absl::StrCat("// file ", i, " of sample ", shape.seed, "\n");
-    const size_t size = static_cast<size_t>(std::exp(log_size(random)));
+    const size_t size =
+        static_cast<size_t>(shape.log_uniform ? std::exp(log_size(random)) : linear_size(random));
     const size_t body = size > header.size() ? size - header.size() : 0;
     const size_t offset = random() % (pool.size() - std::min(body, pool.size() - 1));
     absl::string_view slice = absl::string_view(pool).substr(offset, body);
@@ -113,6 +112,9 @@ absl::StatusOr<SampleRepository> MakeSampleRepository(const std::string& root,
                                                {"add", "-A"},
                                                {"commit", "-q", "-m", "sample"}}) {
     if (absl::StatusOr<std::string> ran = Git(root, args); !ran.ok()) return ran.status();
+  }
+  if (shape.pack) {
+    if (absl::StatusOr<std::string> ran = Git(root, {"gc", "-q"}); !ran.ok()) return ran.status();
   }
   return made;
 }

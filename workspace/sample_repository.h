@@ -20,10 +20,15 @@ namespace ccsandbox::workspace::testing {
 struct SampleShape {
   int files = 2000;
   int files_per_directory = 40;
-  // Sizes are log-uniform between these (most files small, a few large, as in real trees).
+  // Sizes between these: log-uniform (most files small, a few large, as in real trees), or
+  // uniform.
   uint64_t min_bytes = 1024;
   uint64_t max_bytes = 64 * 1024;
+  bool log_uniform = true;
   uint32_t seed = 1;
+  // `git gc` after the commit: the objects in one pack, as in a fresh clone, instead of a loose
+  // file per object.
+  bool pack = false;
 };
 
 struct SampleRepository {
@@ -33,12 +38,12 @@ struct SampleRepository {
 
 // Creates `root` (its parent must exist), writes the shape's files as text in nested
 // directories (up to four levels: src/gN/dN[/deep/er]/fN.txt), then `git init` + add + commit
-// on branch main.
+// on branch main (+ `git gc` when asked).
 absl::StatusOr<SampleRepository> MakeSampleRepository(const std::string& root,
                                                       const SampleShape& shape);
 
-// `git -C dir ARGS`, author and committer fixed, the host's and the user's git config ignored;
-// its stdout, or an error with its stderr.
+// `git -C dir ARGS`, author and committer fixed, the host's and the user's git config ignored,
+// no automatic gc; its stdout, or an error with its stderr.
 absl::StatusOr<std::string> Git(const std::string& dir, const std::vector<std::string>& args);
 
 }  // namespace ccsandbox::workspace::testing

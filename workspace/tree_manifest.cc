@@ -95,7 +95,9 @@ absl::StatusOr<Manifest> TakeManifest(const std::string& root,
                                static_cast<uint64_t>(st.st_size),
                                Nanoseconds(st.st_mtim),
                                Nanoseconds(st.st_atim),
-                               st.st_ino};
+                               st.st_ino,
+                               0,
+                               ""};
   return manifest;
 }
 
