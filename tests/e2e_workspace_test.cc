@@ -211,6 +211,13 @@ TEST_P(WorkspaceTest, OverlayDispatchBindsTheAgentsFourPathsAndNothingElse) {
       RunProgram({"git", "-c", "safe.directory=*", "-C", repo_, "log", "--oneline"});
   EXPECT_EQ(log.exit_code, 0) << log.err;
   EXPECT_EQ(CountOf(log.out, "\n"), 1) << log.out;
+  // The sibling a2 shares the conversation's repos/ (a1's commit is there) and not a1's work/.
+  ASSERT_TRUE(Launch("s1b", Overlay("a2")).ok());
+  const std::string sibling =
+      Sh("s1b", absl::StrCat("cd ", conv_, "/repos/app && git log --oneline | wc -l; cat README; ",
+                             "test -e ", conv_,
+                             "/agents/a1 && echo A1-VISIBLE; cat ../../agents/a2/", "work/secret"));
+  EXPECT_EQ(sibling, "2\noriginal\nedit\na2's notes\n") << sibling;
 }
 
 TEST_P(WorkspaceTest, HarnessBashBindsOnlyTheRunsWorkingDirectory) {
