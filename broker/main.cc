@@ -48,6 +48,11 @@
 #include "workspace/workspaces.h"
 
 ABSL_FLAG(std::string, listen, "", "address to serve on: unix:PATH (socket mode 0660)");
+ABSL_FLAG(
+    bool, allow_tcp_listen, false,
+    "accept a --listen address that is not unix:PATH (e.g. 127.0.0.1:50051): callers are then "
+    "NOT authenticated (no peer credentials over TCP); anyone who can connect may run "
+    "commands as this broker");
 ABSL_FLAG(std::string, launcher, "", "the launcher's address: unix:PATH");
 ABSL_FLAG(std::string, sandbox, "",
           "on (default: wrap whenever the host offers a backend) or off; "
@@ -136,6 +141,18 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
   config.launcher_address = absl::GetFlag(FLAGS_launcher);
   if (setup.listen.empty() || config.launcher_address.empty()) {
     return absl::InvalidArgumentError("--listen and --launcher are required");
+  }
+  if (!absl::StartsWith(setup.listen, "unix:")) {
+    if (!absl::GetFlag(FLAGS_allow_tcp_listen)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--listen=", setup.listen,
+          ": not a Unix socket; over TCP no caller is authenticated. Use unix:PATH, or accept "
+          "that explicitly with --allow-tcp-listen"));
+    }
+    spdlog::warn(
+        "UNAUTHENTICATED: --listen={} is not a Unix socket; every process that can "
+        "connect to it can launch sandboxes and run commands as this broker",
+        setup.listen);
   }
   std::string sandbox = absl::GetFlag(FLAGS_sandbox);
   if (sandbox.empty()) {

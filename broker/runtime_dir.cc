@@ -1,7 +1,9 @@
 #include "broker/runtime_dir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@ namespace {
 
 // A socket path must fit sockaddr_un (108 bytes) with room for "/socks.sock".
 constexpr size_t kMaxRootLength = 80;
+constexpr char kLockName[] = ".lock";
 
 }  // namespace
 
@@ -32,28 +35,46 @@ absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& 
                                                    " bytes; session socket paths must fit in 108"));
   }
   struct stat st;
-  if (lstat(root.c_str(), &st) == 0) {
-    // Never follow or adopt something another user prepared for us.
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--runtime-dir: '", root, "' exists and is not a directory owned by uid ", geteuid()));
-    }
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-      std::filesystem::remove_all(entry.path(), error);
-    }
-    chmod(root.c_str(), 0700);
-  } else if (mkdir(root.c_str(), 0700) != 0) {
+  const bool exists = lstat(root.c_str(), &st) == 0;
+  // Never follow or adopt something another user prepared for us.
+  if (exists && (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--runtime-dir: '", root, "' exists and is not a directory owned by uid ", geteuid()));
+  }
+  if (!exists && mkdir(root.c_str(), 0700) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("--runtime-dir: cannot create '", root, "': ", strerror(errno)));
+  }
+  chmod(root.c_str(), 0700);
+  // Held while this broker runs: a second broker on the same directory is refused before it
+  // touches anything, instead of wiping the live sessions' sockets.
+  UniqueFd lock(
+      open((root + "/" + kLockName).c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock.valid()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--runtime-dir: cannot open its lock: ", strerror(errno)));
+  }
+  if (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--runtime-dir: '", root,
+                     "' is in use by another broker; give each broker its own "
+                     "--runtime-dir"));
+  }
+  // A crashed broker's leftovers (the lock was free, so nobody uses them).
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    if (entry.path().filename() != kLockName) std::filesystem::remove_all(entry.path(), error);
   }
   if (mkdir((root + "/s").c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::FailedPreconditionError(absl::StrCat("--runtime-dir: ", strerror(errno)));
   }
-  return std::unique_ptr<RuntimeDir>(new RuntimeDir(root));
+  auto dir = std::unique_ptr<RuntimeDir>(new RuntimeDir(root));
+  dir->lock_ = std::move(lock);
+  return dir;
 }
 
 RuntimeDir::~RuntimeDir() {
+  // The lock goes last, with the directory: no other broker adopts it half removed.
   std::error_code error;
   std::filesystem::remove_all(root_, error);
 }

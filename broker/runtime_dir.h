@@ -9,12 +9,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::broker {
 
 class RuntimeDir {
  public:
-  // `root` must be absolute; it is created (0700) or emptied.
+  // `root` must be absolute; it is created (0700) or emptied. Locked (flock on root/.lock)
+  // while the object lives: FAILED_PRECONDITION, touching nothing, when another broker holds it.
   static absl::StatusOr<std::unique_ptr<RuntimeDir>> Open(const std::string& root);
   ~RuntimeDir();  // removes the whole tree
 
@@ -33,6 +35,7 @@ class RuntimeDir {
   explicit RuntimeDir(std::string root) : root_(std::move(root)) {}
   std::string root_;
   uint64_t next_ = 0;
+  UniqueFd lock_;
 };
 
 }  // namespace ccsandbox::broker

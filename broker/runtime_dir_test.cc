@@ -41,6 +41,27 @@ TEST(RuntimeDir, CleansLeftoversOwnsSessionsAndRemovesEverything) {
   rmdir(tmpl);
 }
 
+// A second broker on the same directory is refused and wipes nothing of the first's.
+TEST(RuntimeDir, HeldByOneBrokerAtATime) {
+  char tmpl[] = "/tmp/rtdir.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = std::string(tmpl) + "/rt";
+  {
+    auto first = RuntimeDir::Open(root);
+    ASSERT_TRUE(first.ok()) << first.status();
+    auto session = (*first)->CreateSessionDir();
+    ASSERT_TRUE(session.ok());
+    std::ofstream(*session + "/http.sock") << "";
+    auto second = RuntimeDir::Open(root);
+    EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
+    EXPECT_NE(second.status().message().find("in use by another broker"), std::string::npos);
+    EXPECT_TRUE(Exists(*session + "/http.sock"));
+  }
+  // Released with the first: the next one opens it.
+  EXPECT_TRUE(RuntimeDir::Open(root).ok());
+  rmdir(tmpl);
+}
+
 TEST(RuntimeDir, RefusesBadRoots) {
   EXPECT_FALSE(RuntimeDir::Open("relative").ok());
   EXPECT_FALSE(RuntimeDir::Open("/tmp/" + std::string(100, 'x')).ok());
