@@ -14,6 +14,7 @@
 #include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
+#include "broker/launcher_health.h"
 #include "broker/spec_paths.h"
 #include "policy/egress/allowlist.h"
 #include "policy/plan/deny_sets.h"
@@ -120,7 +121,7 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
   response->set_dispatch_backend(dispatch.ok() ? dispatch->actual : v1::SANDBOX_BACKEND_NONE);
   response->set_status_line(config_.status_line);
   if (config_.host.sandbox_enabled && config_.host.probe.available()) {
-    const CreateGuardState guard = CurrentCreateGuard();
+    const CreateGuardState guard = AskLauncherNow();
     response->set_filename_denies_enforced(guard.available);
     response->set_filename_denies_note(
         policy::FilenameEnforcementNote(guard.known, guard.available, guard.reason));
@@ -244,6 +245,14 @@ absl::StatusOr<policy::FilenamePolicyDecision> BrokerService::DecideFilenames(
   const bool guard_matters =
       backend == v1::SANDBOX_BACKEND_NATIVE && policy::HasWritableMount(spec);
   const CreateGuardState guard = guard_matters ? CurrentCreateGuard() : CreateGuardState();
+  if (guard_matters && !guard.known) {
+    // An outage, not a policy question: never answered with advice to weaken the policy.
+    std::string why = LauncherUnreachable(config_.launcher_address);
+    if (why.empty())
+      why = absl::StrCat("launcher at ", config_.launcher_address, ": ", guard.reason);
+    spdlog::warn("session {} refused: {}", spec.session_id(), why);
+    return absl::UnavailableError(why);
+  }
   absl::StatusOr<policy::FilenamePolicyDecision> filenames =
       policy::DecideFilenamePolicy(spec, backend, guard.available);
   if (!filenames.ok() && guard_matters) {
@@ -321,6 +330,19 @@ CreateGuardState BrokerService::CurrentCreateGuard() {
     }
   }
   return create_guard_;
+}
+
+CreateGuardState BrokerService::AskLauncherNow() {
+  CreateGuardState now =
+      CreateGuardStateFrom(ProbeLauncher(*launcher_.stub, std::chrono::milliseconds(1000)));
+  if (!now.known) {
+    const std::string why = LauncherUnreachable(config_.launcher_address);
+    if (!why.empty()) now.reason = why;
+    return now;
+  }
+  absl::MutexLock lock(&create_guard_mu_);
+  create_guard_ = now;
+  return now;
 }
 
 std::string BrokerService::NextRunId(const std::string& session_id) {
@@ -467,8 +489,10 @@ grpc::Status BrokerService::AwaitLauncher() {
   if (launcher_.channel->GetState(true) != GRPC_CHANNEL_READY &&
       !launcher_.channel->WaitForConnected(std::chrono::system_clock::now() +
                                            std::chrono::seconds(3))) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        absl::StrCat("launcher not reachable at ", config_.launcher_address));
+    std::string why = LauncherUnreachable(config_.launcher_address);
+    if (why.empty()) why = absl::StrCat("launcher not reachable at ", config_.launcher_address);
+    spdlog::warn("{}", why);
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, why);
   }
   return grpc::Status::OK;
 }

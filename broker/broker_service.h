@@ -85,6 +85,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
   grpc::Status Resume(grpc::ServerContext*, const v1::SessionRequest* request,
                       v1::SandboxHandle* handle) override;
 
+  // The channel every launcher call goes over (the health watch asks it too).
+  std::shared_ptr<grpc::ChannelInterface> launcher_channel() const { return launcher_.channel; }
+
   // The live sessions binding anything at, below or holding `dir` (a resolved path).
   std::vector<std::string> SessionsBinding(const std::string& dir) const {
     return sessions_.SessionsBinding(dir);
@@ -132,6 +135,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   std::string NextRunId(const std::string& session_id);
   // The launcher's create guard, probing it again (briefly) while it has not answered.
   CreateGuardState CurrentCreateGuard();
+  // Asks the launcher now (Probe is answered with the present, not the boot-time state).
+  CreateGuardState AskLauncherNow();
   // Scans the spec's mounts on the host: both deny sets, in both spellings.
   absl::StatusOr<policy::DenyPaths> ResolveDenyPaths(const v1::SandboxSpec& spec);
 

@@ -167,8 +167,10 @@ TEST_F(BrokerServiceTest, AnAbsentLauncherIsUnavailableNamingItsAddressUntilItIs
   v1::SandboxHandle handle;
   grpc::Status refused = Launch(LaunchRequest("absent"), &handle);
   EXPECT_EQ(refused.error_code(), StatusCode::UNAVAILABLE);
-  EXPECT_EQ(refused.error_message(),
-            absl::StrCat("launcher not reachable at ", launcher_address()));
+  // The socket's path and the errno, never advice to weaken the policy.
+  EXPECT_EQ(refused.error_message(), absl::StrCat("launcher not reachable at ",
+                                                  launcher_address().substr(sizeof("unix:") - 1),
+                                                  ": No such file or directory"));
   EXPECT_EQ(DirectGetSession("absent").error_code(), StatusCode::NOT_FOUND);
   EXPECT_EQ(EgressDirs(), 1) << "a refused Launch left its proxies behind (only \"first\" has any)";
   launcher_->Start();
@@ -176,6 +178,18 @@ TEST_F(BrokerServiceTest, AnAbsentLauncherIsUnavailableNamingItsAddressUntilItIs
   Stream again = Exec(Request("absent", {"exit"}));
   ASSERT_TRUE(again.status.ok()) << again.status.error_message();
   EXPECT_EQ(again.events.back().exit().exit_code(), 0);
+}
+
+// A broker that never met the launcher cannot know whether it enforces the create-time denies:
+// that is an outage (UNAVAILABLE naming the socket), never a reason to advise a weaker policy.
+TEST_F(BrokerServiceTest, NeverMetLauncherIsAnOutageNotAPolicyQuestion) {
+  StartBroker();
+  v1::SandboxHandle handle;
+  grpc::Status refused = Launch(LaunchRequest("never"), &handle);
+  EXPECT_EQ(refused.error_code(), StatusCode::UNAVAILABLE) << refused.error_message();
+  EXPECT_TRUE(absl::StartsWith(refused.error_message(), "launcher not reachable at "))
+      << refused.error_message();
+  EXPECT_FALSE(absl::StrContains(refused.error_message(), "writeDenyPatterns"));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "base/stop_signals.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
+#include "broker/launcher_health.h"
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
 #include "broker/policy_service.h"
@@ -315,6 +316,7 @@ class BrokerServers {
   WorkspaceService workspace_service_;
   std::unique_ptr<PeerListener> listener_;  // null unless --listen is unix:PATH
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<LauncherHealth> launcher_health_;  // after server_: stopped before it
   DenyAllService sandboxed_service_{
       "callers inside a sandbox may not use the sandbox broker (nested pid namespace)"};
   std::unique_ptr<grpc::Server> sandboxed_server_;
@@ -346,6 +348,9 @@ absl::StatusOr<std::unique_ptr<BrokerServers>> BrokerServers::Start(const Broker
   if (servers->server_ == nullptr) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", listen));
   }
+  servers->launcher_health_ = std::make_unique<LauncherHealth>(
+      servers->service_.launcher_channel(), config.launcher_address,
+      servers->server_->GetHealthCheckService());
   servers->sandboxed_server_ = StartDenyAllServer(servers->sandboxed_service_);
   spdlog::info("listening on {}; launcher at {}", listen, config.launcher_address);
   return servers;
@@ -366,6 +371,7 @@ void BrokerServers::ServeUntilStopped() {
     const int sig = WaitForStopSignal();
     spdlog::info("signal {}: stopping; running commands are cancelled", sig);
     if (listener_ != nullptr) listener_->Stop();
+    launcher_health_.reset();
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   if (listener_ != nullptr) {
