@@ -23,6 +23,7 @@
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
 #include "base/stop_signals.h"
+#include "base/version.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
 #include "broker/launcher_health.h"
@@ -384,6 +385,7 @@ void BrokerServers::ServeUntilStopped() {
 }
 
 int Main(int argc, char** argv) {
+  SetVersionFlag("sandbox_brokerd");
   absl::SetProgramUsageMessage(
       "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
   ParseDashedCommandLine(argc, argv);

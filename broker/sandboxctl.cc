@@ -33,6 +33,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "base/dashed_flags.h"
+#include "base/version.h"
 #include "broker/cli_events.h"
 #include "broker/cli_exit.h"
 #include "broker/cli_forms.h"
@@ -232,6 +233,7 @@ int RunInSession(v1::SandboxBroker::Stub& stub, const std::string& session_id,
 
 int Main(int argc, char** argv) {
   BlockCliStopSignals();
+  SetVersionFlag("sandboxctl");
   absl::SetProgramUsageMessage(
       "sandboxctl --broker=unix:PATH probe [--json]\n"
       "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "

@@ -28,6 +28,7 @@
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
 #include "base/stop_signals.h"
+#include "base/version.h"
 #include "grpc/grpc.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
@@ -367,6 +368,7 @@ void RemoveOwnCgroups(ResourceLimitsConfig& resources) {
 }
 
 int Main(int argc, char** argv) {
+  SetVersionFlag("sandbox_launcherd");
   absl::SetProgramUsageMessage(
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
   ParseDashedCommandLine(argc, argv);
