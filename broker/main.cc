@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/daemon_logging.h"
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
 #include "base/paths.h"
@@ -390,7 +391,7 @@ int Main(int argc, char** argv) {
       "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
   ParseDashedCommandLine(argc, argv);
   CaptureProtobufParseErrors();  // before any thread starts
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ broker: %v");
+  SetUpDaemonLogging("broker");
 
   // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
   // the mask, so SIGINT/SIGTERM reach only the stopper and shutdown is orderly.

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/daemon_logging.h"
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
 #include "base/kill_cause.h"
@@ -373,7 +374,7 @@ int Main(int argc, char** argv) {
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
   ParseDashedCommandLine(argc, argv);
   CaptureProtobufParseErrors();  // before any thread starts
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ launcher: %v");
+  SetUpDaemonLogging("launcher");
 
   absl::StatusOr<LauncherSetup> setup = SetupFromFlags();
   if (!setup.ok()) return CannotStart(setup.status(), 2);
