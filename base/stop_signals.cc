@@ -11,6 +11,8 @@ sigset_t StopSignals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  // A terminal hang-up (or an operator's reload reflex) must not leave a stale socket behind.
+  sigaddset(&set, SIGHUP);
   return set;
 }
 

@@ -1,4 +1,4 @@
-// How both daemons stop: SIGINT or SIGTERM, taken by one thread that waits for it, so
+// How both daemons stop: SIGINT, SIGTERM or SIGHUP, taken by one thread that waits for it, so
 // shutdown is orderly (listeners stopped, runs cancelled, sockets removed) instead of a
 // handler interrupting whatever thread the kernel picked.
 //
@@ -12,13 +12,13 @@
 
 namespace ccsandbox {
 
-// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it starts from
+// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, and so in every thread it starts from
 // now on, and ignores SIGPIPE (a write to a closed pipe or socket fails with EPIPE instead of
 // killing the daemon). Call before any thread starts: a thread started earlier keeps its
 // mask and could take the signal's default action (death) instead.
 void BlockStopSignals();
 
-// Waits until SIGINT or SIGTERM arrives (blocked by BlockStopSignals) and returns it.
+// Waits until SIGINT, SIGTERM or SIGHUP arrives (blocked by BlockStopSignals) and returns it.
 int WaitForStopSignal();
 
 }  // namespace ccsandbox

@@ -591,15 +591,22 @@ grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* re
   return grpc::Status::OK;
 }
 
+void BrokerService::DestroyAllSessions(const std::string& why) {
+  for (const v1::SandboxHandle& handle : sessions_.List()) {
+    (void)DestroySession(handle.session_id(), why, why);
+  }
+}
+
 absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
-                                                                const std::string& why) {
+                                                                const std::string& why,
+                                                                const std::string& kill_detail) {
   absl::StatusOr<SessionTable::RunStart> start = sessions_.Plan(session_id);
   auto destroyed = sessions_.Destroy(session_id);
   if (!destroyed.ok()) return destroyed.status();
-  SignalRuns(destroyed->second, SIGKILL, "session destroyed");
+  SignalRuns(destroyed->second, SIGKILL, kill_detail);
   // Ends with every process in it before Destroy returns.
   if (start.ok() && !start->sandbox_id.empty()) {
-    sandboxes_.Stop(*launcher_.stub, start->sandbox_id, "session destroyed");
+    sandboxes_.Stop(*launcher_.stub, start->sandbox_id, kill_detail);
   }
   egress_.Stop(session_id);
   spdlog::info("session {} destroyed: {}", session_id, why);

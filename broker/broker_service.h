@@ -85,6 +85,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
   grpc::Status Resume(grpc::ServerContext*, const v1::SessionRequest* request,
                       v1::SandboxHandle* handle) override;
 
+  // Destroys every session before the broker stops: their runs end with a `killed` event
+  // (reason stopped, detail `why`) on their Exec streams instead of a bare UNAVAILABLE.
+  void DestroyAllSessions(const std::string& why);
+
   // The channel every launcher call goes over (the health watch asks it too).
   std::shared_ptr<grpc::ChannelInterface> launcher_channel() const { return launcher_.channel; }
 
@@ -129,7 +133,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
                            const std::function<void()>& before_last, ExecRelay& relay);
   // Removes the session, kills its runs, stops its proxies.
   absl::StatusOr<v1::SandboxHandle> DestroySession(const std::string& session_id,
-                                                   const std::string& why);
+                                                   const std::string& why,
+                                                   const std::string& kill_detail =
+                                                       "session "
+                                                       "destroyed");
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);

@@ -373,6 +373,8 @@ void BrokerServers::ServeUntilStopped() {
     const int sig = WaitForStopSignal();
     spdlog::info("signal {}: stopping; running commands are cancelled", sig);
     if (listener_ != nullptr) listener_->Stop();
+    // Clients of running commands get their `killed` event while their streams are open.
+    service_.DestroyAllSessions(absl::StrCat("the broker is stopping (signal ", sig, ")"));
     launcher_health_.reset();
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
