@@ -31,6 +31,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/dashed_flags.h"
 #include "base/version.h"
@@ -47,8 +48,8 @@
 #include "proto/sandbox.grpc.pb.h"
 
 ABSL_FLAG(std::string, broker, "",
-          "broker address, e.g. unix:/run/ccsandbox/broker.sock "
-          "(default: $CCSANDBOX_BROKER)");
+          "broker address: unix:PATH or a socket's path (default: $CCSANDBOX_BROKER, else the "
+          "installed service's unix:/run/ccsandbox-broker/broker.sock)");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
 ABSL_FLAG(std::string, session, "",
           "run: run in this session (from `session start`), which stays; without it, run starts "
@@ -281,7 +282,10 @@ int Main(int argc, char** argv) {
     const char* env = getenv("CCSANDBOX_BROKER");
     if (env != nullptr) address = env;
   }
-  if (address.empty()) return Fail("--broker is required (or set CCSANDBOX_BROKER)");
+  // The installed service's socket (packaging/systemd) unless told otherwise; a bare path is a
+  // Unix socket.
+  if (address.empty()) address = "unix:/run/ccsandbox-broker/broker.sock";
+  if (absl::StartsWith(address, "/")) address = "unix:" + address;
   if (address.rfind("unix:", 0) == 0 && access(address.substr(5).c_str(), F_OK) != 0) {
     return Fail(absl::StrCat("no broker at ", address, " (socket missing)"));
   }

@@ -2,6 +2,7 @@
 // configured peer uids (SO_PEERCRED), validates each LaunchPlan and runs it under bwrap (or
 // unwrapped with a scrubbed environment for the none backend), streaming its events.
 #include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,7 +48,11 @@ ABSL_FLAG(std::string, socket, "", "Unix socket path to listen on (created mode 
 ABSL_FLAG(std::string, socket_group, "",
           "group (name or gid) that owns the socket, so a non-root broker in it can connect; "
           "the peer uid is still checked against --allowed-uids");
-ABSL_FLAG(std::string, allowed_uids, "", "comma-separated peer uids allowed to call");
+ABSL_FLAG(std::string, socket_mode, "0660",
+          "the socket's permission bits, octal: 0600 (owner only) or 0660 (and --socket-group); "
+          "never any bit for others");
+ABSL_FLAG(std::string, allowed_uids, "",
+          "comma-separated peer uids or user names allowed to call (e.g. the broker's user)");
 ABSL_FLAG(std::string, system_ro_dirs, "",
           "comma-separated read-only system base for native sandboxes "
           "(default /usr,/bin,/sbin,/lib,/lib32,/lib64,/libx32,/etc)");
@@ -105,7 +110,13 @@ absl::StatusOr<std::vector<uid_t>> ParseAllowedUids() {
        absl::StrSplit(absl::GetFlag(FLAGS_allowed_uids), ',', absl::SkipWhitespace())) {
     uint32_t uid;
     if (!absl::SimpleAtoi(part, &uid)) {
-      return absl::InvalidArgumentError(absl::StrCat("--allowed-uids: '", part, "' is not a uid"));
+      const std::string name(part);
+      const struct passwd* user = getpwnam(name.c_str());
+      if (user == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--allowed-uids: '", part, "' is neither a uid nor a user name"));
+      }
+      uid = user->pw_uid;
     }
     allowed.push_back(uid);
   }
@@ -261,9 +272,24 @@ absl::Status DecideCreateGuard(const std::string& mode, LauncherConfig& config) 
   return absl::OkStatus();
 }
 
-// --socket-group: the socket's group, so a non-root broker in it can connect. An unknown
-// group is a bad flag (InvalidArgument).
-absl::Status GiveSocketToGroup(const std::string& socket_path, const std::string& group) {
+// --socket-mode and --socket-group: the socket's bits and group, so a non-root broker in the
+// group can connect. A bad mode or an unknown group is a bad flag (InvalidArgument).
+absl::Status SetSocketAccess(const std::string& socket_path, const std::string& group) {
+  const std::string mode_flag = absl::GetFlag(FLAGS_socket_mode);
+  char* end = nullptr;
+  const unsigned long mode = strtoul(mode_flag.c_str(), &end, 8);
+  // Others never get a bit: the peer check would still refuse them, but the socket says so too.
+  if (mode_flag.empty() || *end != '\0' || mode > 0777 || (mode & 0007) != 0 ||
+      (mode & 0600) != 0600) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--socket-mode: '", mode_flag,
+                     "' must be octal with rw for the owner and nothing for "
+                     "others (0600, 0660)"));
+  }
+  if (chmod(socket_path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--socket-mode: cannot chmod '", socket_path, "'"));
+  }
   if (group.empty()) return absl::OkStatus();
   gid_t gid = 0;
   if (!absl::SimpleAtoi(group, &gid)) {
@@ -393,8 +419,7 @@ int Main(int argc, char** argv) {
   // to a previous launcher only once no launcher listens on it (else its sandboxes are killed).
   absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);
   if (!listener.ok()) return CannotStart(listener.status(), 1);
-  if (absl::Status given = GiveSocketToGroup(setup->socket_path, setup->socket_group);
-      !given.ok()) {
+  if (absl::Status given = SetSocketAccess(setup->socket_path, setup->socket_group); !given.ok()) {
     return CannotStart(given, absl::IsInvalidArgument(given) ? 2 : 1);
   }
   absl::StatusOr<ResourceLimitsConfig> resources =

@@ -46,6 +46,8 @@ class CollectingSink : public launcher::EventSink {
   bool Cancelled() override { return false; }
 };
 
+}  // namespace
+
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log) {
   std::vector<std::string> env;
@@ -99,8 +101,6 @@ int StopDaemon(pid_t pid) {
   waitpid(pid, &status, 0);
   return status;
 }
-
-}  // namespace
 
 // The directories a launcher on `socket` makes in each cgroup hierarchy: below the cgroup of
 // the process that starts it (this test's, which it inherits), named after its socket.

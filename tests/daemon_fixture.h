@@ -31,6 +31,16 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
                          std::optional<launcher::Identity> identity = std::nullopt,
                          const std::string& stdin_data = "", const std::string& cwd = "");
 
+// A daemon as a child of this process: `argv` (argv[0] a path) with this environment plus
+// `extra_env`, stdout and stderr to the file `log`. Returns its pid (or -1).
+pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                  const std::string& log);
+// Waits (10 s at most) until something accepts connections on the Unix socket `path`; fails at
+// once when the daemon `pid` has exited.
+absl::Status WaitUntilListening(const std::string& path, pid_t pid, const std::string& daemon);
+// SIGTERM, then SIGKILL after 5 s; reaps it and returns the wait status.
+int StopDaemon(pid_t pid);
+
 struct DaemonOptions {
   std::string sandbox_flag;             // "" = not given
   std::vector<std::string> broker_env;  // extra NAME=value for the broker
