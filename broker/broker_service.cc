@@ -159,6 +159,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   // for every run of the session.
   absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, choice->actual);
   if (!deny.ok()) return ToGrpc(deny.status());
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+    if (absl::Status pinned = ConfirmDispatchBinds(*request, spec, *deny); !pinned.ok()) {
+      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(pinned.message()));
+      return ToGrpc(pinned);
+    }
+  }
   absl::StatusOr<std::string> egress_note = StartEgress(spec, choice->actual);
   if (!egress_note.ok()) return ToGrpc(egress_note.status());
   SetDetail(*handle, "egress", *egress_note);
@@ -237,6 +243,27 @@ absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchReq
     }
   }
   return spec;
+}
+
+absl::Status BrokerService::ConfirmDispatchBinds(const v1::LaunchRequest& request,
+                                                 const v1::SandboxSpec& spec,
+                                                 const policy::DenyPaths& deny) const {
+  if (!request.has_dispatch() || config_.workspaces == nullptr) return absl::OkStatus();
+  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    auto pinned = deny.bind_ids.find(bind.host_path());
+    // Unpinned, the launcher would bind whatever the path names when it opens it.
+    if (pinned == deny.bind_ids.end() || pinned->second.ino == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("dispatch: '", bind.host_path(),
+                       "' was gone when the session was launched: not starting"));
+    }
+    if (absl::Status same = config_.workspaces->ConfirmPinned(bind.host_path(), pinned->second.dev,
+                                                              pinned->second.ino);
+        !same.ok()) {
+      return absl::Status(same.code(), absl::StrCat("dispatch: ", same.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<policy::FilenamePolicyDecision> BrokerService::DecideFilenames(

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -84,6 +86,28 @@ absl::StatusOr<UniqueFd> DataDir::OpenDir(const std::vector<std::string>& compon
     current = *std::move(next);
   }
   return current;
+}
+
+absl::StatusOr<struct stat> DataDir::StatBelow(const std::string& path) const {
+  if (absl::Status valid = CheckNormalizedAbsolute("path", path); !valid.ok()) return valid;
+  if (path == path_ || !IsUnderOrEqual(path, path_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not below the data directory ", path_));
+  }
+  const std::string relative = path.substr(path_ == "/" ? 1 : path_.size() + 1);
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  UniqueFd fd(
+      static_cast<int>(::syscall(SYS_openat2, fd_.get(), relative.c_str(), &how, sizeof(how))));
+  if (!fd.valid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' ", errno == ELOOP ? "is reached through a symlink now" : "cannot be opened",
+        " (", std::strerror(errno), ")"));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return absl::InternalError(std::strerror(errno));
+  return st;
 }
 
 std::string DataDir::PathOf(const std::vector<std::string>& components) const {

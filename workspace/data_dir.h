@@ -9,6 +9,8 @@
 #ifndef CCSANDBOX_WORKSPACE_DATA_DIR_H_
 #define CCSANDBOX_WORKSPACE_DATA_DIR_H_
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,12 @@ class DataDir {
 
   // `components` as an absolute path below path().
   std::string PathOf(const std::vector<std::string>& components) const;
+
+  // The object at `path` (absolute, normalised, strictly below path()), reached from the data
+  // directory's fd without following any symlink and without leaving it (openat2
+  // RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH). INVALID_ARGUMENT when `path` is not below path();
+  // FAILED_PRECONDITION when a component is a symlink now or the object is gone.
+  absl::StatusOr<struct stat> StatBelow(const std::string& path) const;
 
  private:
   DataDir(std::string path, UniqueFd fd, UniqueFd lock)

@@ -60,4 +60,23 @@ absl::StatusOr<v1::DispatchPlan> Workspaces::PlanDispatch(const v1::WorkspaceDis
   return plan;
 }
 
+absl::Status Workspaces::ConfirmPinned(const std::string& host_path, uint64_t dev,
+                                       uint64_t ino) const {
+  if (host_path == data_->path() || !IsUnderOrEqual(host_path, data_->path())) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<struct stat> st = data_->StatBelow(host_path);
+  if (!st.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        st.status().message(), "; it changed while the session was launched: not starting"));
+  }
+  if (static_cast<uint64_t>(st->st_dev) != dev || static_cast<uint64_t>(st->st_ino) != ino) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", host_path,
+                     "' named another directory when the session was launched (a symlink "
+                     "swapped in and out?): not starting"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ccsandbox::workspace

@@ -29,6 +29,15 @@ class Workspaces {
   // repos/).
   absl::StatusOr<v1::DispatchPlan> PlanDispatch(const v1::WorkspaceDispatch& dispatch);
 
+  // A Launch pins each bind (dev, ino) when the session is launched, and the launcher binds
+  // only that object. For a bind below the data directory, confirms that the pinned object is
+  // the one at `host_path` reached from the data directory without following any symlink: an
+  // agent swapping a component of a harness workdir inside repos/ (which it writes) for a
+  // symlink between PlanDispatch's check and the pin would otherwise have the symlink's target
+  // bound. FAILED_PRECONDITION naming the path otherwise; OK for a path outside the data
+  // directory (the attachments).
+  absl::Status ConfirmPinned(const std::string& host_path, uint64_t dev, uint64_t ino) const;
+
   const DataDir& data_dir() const { return *data_; }
   WorkspaceRegistry& registry() { return registry_; }
   ConversationStore& conversations() { return store_; }

@@ -427,6 +427,44 @@ TEST_F(WorkspacesTest, DispatchPlansAndSymlinksPlantedByAnAgent) {
   EXPECT_TRUE(absl::IsFailedPrecondition((*ws)->PlanDispatch(d).status()));
 }
 
+// What a Launch pinned must be what lies at the path without a symlink, now: a harness workdir
+// inside repos/ is the agent's to swap (the e2e attack races it; here each step is taken by hand).
+TEST_F(WorkspacesTest, ConfirmPinnedRefusesASymlinkAndAnotherObject) {
+  VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
+  const std::string root = xfs->path();
+  MakeRepo(root + "/app", "app");
+  auto ws = Workspaces::Open(root + "/data");
+  ASSERT_TRUE(ws.ok()) << ws.status();
+  ASSERT_TRUE((*ws)->registry().Register(Registration("w", {{"app", root + "/app"}})).ok());
+  ASSERT_TRUE((*ws)->conversations().Provision(Provision("w", "c", {"a1"})).ok());
+  const std::string app = root + "/data/workspaces/w/conversations/c/repos/app";
+  fs::create_directory(app + "/sub");
+  auto id = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return std::pair<uint64_t, uint64_t>(st.st_dev, st.st_ino);
+  };
+  const auto sub = id(app + "/sub");
+  const auto checkout = id(root + "/app");
+  EXPECT_TRUE((*ws)->ConfirmPinned(app + "/sub", sub.first, sub.second).ok());
+  // Pinned through the symlink (the checkout), the name a directory again: another object.
+  absl::Status other = (*ws)->ConfirmPinned(app + "/sub", checkout.first, checkout.second);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other)) << other;
+  // The name a symlink now: never followed, whatever it leads to.
+  fs::rename(app + "/sub", app + "/sub.dir");
+  fs::create_directory_symlink(app + "/sub.dir", app + "/sub");
+  absl::Status link = (*ws)->ConfirmPinned(app + "/sub", sub.first, sub.second);
+  EXPECT_TRUE(absl::IsFailedPrecondition(link)) << link;
+  EXPECT_TRUE(absl::StrContains(link.message(), "symlink")) << link;
+  // A component above it a symlink: the same.
+  fs::rename(app, app + ".moved");
+  fs::create_directory_symlink(app + ".moved", app);
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition((*ws)->ConfirmPinned(app + "/sub.dir", sub.first, sub.second)));
+  // Outside the data directory (the attachments): not the data directory's to confirm.
+  EXPECT_TRUE((*ws)->ConfirmPinned(root + "/app", 0, 0).ok());
+}
+
 TEST_F(WorkspacesTest, DataDirIsLockedPrivateAndNeverFollowsSymlinks) {
   VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
   const std::string root = xfs->path();
