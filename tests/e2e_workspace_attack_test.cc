@@ -257,6 +257,47 @@ print('swaps', n)
             << breached << " breached; " << swap_out;
 }
 
+// What an agent leaves for teardown: a tree deeper than any cap, directories it made
+// unreadable and unwritable, symlinks out of the conversation (named like what teardown
+// handles). Teardown removes all of it and nothing else; a broker restarted on the data
+// directory starts (it sweeps leftovers at boot, and a leftover it cannot remove must not keep
+// it from starting).
+TEST_P(WorkspaceAttackTest, TeardownRemovesWhatTheAgentBuiltAndTheBrokerRestarts) {
+  ASSERT_TRUE(Launch("agent", Overlay("a1")).ok());
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "d/";
+  const std::string script =
+      absl::StrCat("set -e; for top in ", conv_, "/agents/a1/work ", conv_, "/repos; do cd $top; ",
+                   "mkdir -p ", deep, "; mkdir -p locked/inner; touch locked/inner/f; ",
+                   "chmod 0 locked/inner; chmod 0 locked; ln -s ", repo_, " out; ln -s ", conv2_,
+                   " .trash-c-0; mkfifo pipe; done; echo built");
+  int exit = -1;
+  const std::string out = Sh("agent", script, &exit);
+  ASSERT_EQ(exit, 0) << out;
+  ASSERT_TRUE(Destroy("agent").ok());
+  v1::TeardownResponse removed;
+  grpc::Status torn = Teardown("c", &removed);
+  EXPECT_TRUE(torn.ok()) << torn.error_message();
+  EXPECT_FALSE(PathExists(conv_));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(data_ + "/workspaces/w/conversations")) {
+    left.push_back(e.path().filename());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"c2"});
+  EXPECT_EQ(ReadFile(repo_ + "/README"), "original\n");
+  EXPECT_EQ(ReadFile(conv2_ + "/agents/b1/work/secret"), "b1's notes\n");
+  // A broker that died mid-teardown left the same tree as trash: the next one still starts.
+  ASSERT_EQ(::mkdir((data_ + "/workspaces/w/conversations/.trash-c-1").c_str(), 0755), 0);
+  ASSERT_TRUE(fs::create_directories(data_ + "/workspaces/w/conversations/.trash-c-1/" + deep));
+  d_->GiveToCaller(data_ + "/workspaces/w/conversations/.trash-c-1");
+  d_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartDaemons());
+  EXPECT_FALSE(PathExists(data_ + "/workspaces/w/conversations/.trash-c-1"));
+  v1::Conversation again;
+  grpc::Status provisioned = Provision("c", {"a1"}, &again);
+  EXPECT_TRUE(provisioned.ok()) << provisioned.error_message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Brokers, WorkspaceAttackTest, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
