@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/paths.h"
+#include "spdlog/spdlog.h"
 #include "workspace/git_checkout.h"
 #include "workspace/layout.h"
 #include "workspace/reflink_clone.h"
@@ -142,7 +143,13 @@ absl::StatusOr<int> ConversationStore::SweepLeftovers() {
       if (!absl::StartsWith(name, ".staging-") && !absl::StartsWith(name, ".trash-")) continue;
       std::vector<std::string> at = convs_at;
       at.push_back(name);
-      if (absl::Status removed = RemoveTree(data_.PathOf(at)); !removed.ok()) return removed;
+      // A leftover that cannot go (a mount inside it) must not keep the broker from starting:
+      // it is hidden from every path a sandbox is given, and reported.
+      if (absl::Status removed = RemoveTree(data_.PathOf(at)); !removed.ok()) {
+        spdlog::warn("workspaces: cannot remove a leftover of an earlier broker: {}",
+                     std::string(removed.message()));
+        continue;
+      }
       ++swept;
     }
   }

@@ -35,7 +35,8 @@ class ConversationStore {
       : data_(data), registry_(registry) {}
 
   // Removes the staging and trash directories a broker that died mid-way left (at boot, with
-  // the data directory locked: no other broker is provisioning). Returns how many.
+  // the data directory locked: no other broker is provisioning). Returns how many; one that
+  // cannot be removed is logged and left (it never keeps the broker from starting).
   absl::StatusOr<int> SweepLeftovers();
 
   // Clones what is missing, makes the agents' directories that are missing; keeps what exists.

@@ -180,8 +180,7 @@ absl::Status Cloner::CloneEntry(const Pass& pass, int src_dir, int dst_dir, cons
 absl::Status Cloner::CloneDirectory(const Pass& pass, int src_dir, int dst_dir,
                                     const std::string& name, const std::string& relative,
                                     int depth) {
-  // A directory at the cap's level would hold entries below it; RemoveTree's cap is the same,
-  // so whatever a failed clone leaves, its cleanup can remove.
+  // The clone holds one open directory per level (of the source and of the clone).
   if (depth >= kMaxDepth) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot clone '", pass.prefix, relative, "' from '", pass.source,

@@ -16,6 +16,8 @@
 namespace ccsandbox::workspace {
 namespace {
 
+// How deep the walk descends before moving what lies deeper up to the top of the tree: at most
+// this many directories are open at once, whatever the tree's depth.
 constexpr int kMaxDepth = 256;
 
 absl::Status Errno(int error, const std::string& path, absl::string_view what) {
@@ -48,12 +50,30 @@ UniqueFd OpenDirectory(int parent, const char* name) {
   return UniqueFd(openat(parent, name, kFlags));
 }
 
-// Empties the directory open as `dir` (at `path`, for messages).
-absl::Status Empty(int dir, const std::string& path, int depth) {
-  if (depth > kMaxDepth) {
-    return absl::FailedPreconditionError(absl::StrCat("removing '", path, "': deeper than ",
-                                                      kMaxDepth, " levels; remove it by hand"));
+// One walk over a tree: the top's fd (where deeper directories are moved), how many were moved.
+struct Walk {
+  int top;
+  uint64_t moved = 0;
+};
+
+// Moves the directory `name` in `dir` (at `path`) up into the top under a new hidden name: it is
+// emptied by a later pass from there, so an agent's chain of any depth is removed.
+absl::Status MoveToTop(int dir, const std::string& name, const std::string& path, Walk& walk) {
+  UniqueFd sub = OpenDirectory(dir, name.c_str());
+  if (!sub.valid()) return Errno(errno, path, "open");
+  // Moving a directory to another parent rewrites its "..": it must be writable.
+  if (fchmod(sub.get(), 0700) != 0 && errno != EPERM) return Errno(errno, path, "fchmod 0700");
+  for (;;) {
+    const std::string to = absl::StrCat(".deep-", walk.moved++);
+    if (renameat2(dir, name.c_str(), walk.top, to.c_str(), RENAME_NOREPLACE) == 0) {
+      return absl::OkStatus();
+    }
+    if (errno != EEXIST) return Errno(errno, path, "move up");
   }
+}
+
+// Empties the directory open as `dir` (at `path`, `depth` levels below the top).
+absl::Status Empty(int dir, const std::string& path, int depth, Walk& walk) {
   struct stat st;
   if (fstat(dir, &st) != 0) return Errno(errno, path, "fstat");
   if ((st.st_mode & 0700) != 0700 && fchmod(dir, 0700) != 0 && errno != EPERM) {
@@ -76,9 +96,15 @@ absl::Status Empty(int dir, const std::string& path, int depth) {
       return absl::FailedPreconditionError(
           absl::StrCat("removing '", child, "': it is a mount point; unmount it first"));
     }
+    if (depth >= kMaxDepth) {
+      if (absl::Status moved = MoveToTop(dir, name, child, walk); !moved.ok()) return moved;
+      continue;
+    }
     UniqueFd sub = OpenDirectory(dir, name.c_str());
     if (!sub.valid()) return Errno(errno, child, "open");
-    if (absl::Status emptied = Empty(sub.get(), child, depth + 1); !emptied.ok()) return emptied;
+    if (absl::Status emptied = Empty(sub.get(), child, depth + 1, walk); !emptied.ok()) {
+      return emptied;
+    }
     sub.Reset();
     if (unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
       return Errno(errno, child, "rmdir");
@@ -109,7 +135,13 @@ absl::Status RemoveTree(const std::string& path) {
   }
   UniqueFd top = OpenDirectory(parent.get(), name.c_str());
   if (!top.valid()) return Errno(errno, path, "open");
-  if (absl::Status emptied = Empty(top.get(), path, 1); !emptied.ok()) return emptied;
+  // Each pass empties the top down to kMaxDepth and moves what lies deeper up into it; the
+  // next pass takes those. A pass that moved nothing left the top empty.
+  for (;;) {
+    Walk walk{top.get()};
+    if (absl::Status emptied = Empty(top.get(), path, 1, walk); !emptied.ok()) return emptied;
+    if (walk.moved == 0) break;
+  }
   top.Reset();
   if (unlinkat(parent.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
     return Errno(errno, path, "rmdir");

@@ -1,5 +1,6 @@
 #include "workspace/workspaces.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -483,11 +484,18 @@ TEST_F(WorkspacesTest, DataDirIsLockedPrivateAndNeverFollowsSymlinks) {
     // A broker that died mid-way left a staging and a trash directory.
     fs::create_directories(root + "/data/workspaces/w/conversations/.staging-c-1/repos");
     fs::create_directories(root + "/data/workspaces/w/conversations/.trash-c-2/agents");
+    // One it cannot remove (a mount inside): reported, and the broker starts all the same.
+    fs::create_directories(root + "/data/workspaces/w/conversations/.trash-c-3/m");
+    ASSERT_EQ(::mount("none", (root + "/data/workspaces/w/conversations/.trash-c-3/m").c_str(),
+                      "tmpfs", 0, nullptr),
+              0);
   }
   {
     auto reopened = Workspaces::Open(root + "/data");
     ASSERT_TRUE(reopened.ok()) << reopened.status();
-    EXPECT_EQ(Entries(root + "/data/workspaces/w/conversations"), std::vector<std::string>{"c"});
+    EXPECT_EQ(Entries(root + "/data/workspaces/w/conversations"),
+              (std::vector<std::string>{".trash-c-3", "c"}));
+    ASSERT_EQ(::umount2((root + "/data/workspaces/w/conversations/.trash-c-3/m").c_str(), 0), 0);
     // The registration survived the restart.
     EXPECT_TRUE((*reopened)->registry().Get("w").ok());
     // conversations/ swapped for a symlink elsewhere: never followed.
