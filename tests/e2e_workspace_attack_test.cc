@@ -257,6 +257,85 @@ print('swaps', n)
             << breached << " breached; " << swap_out;
 }
 
+// From inside its overlay sandbox the agent reaches for what is not its own: another
+// conversation, the data directory's lock and registry, the daemons' sockets, its config through
+// a symlink or a hard link, any file of the volume by handle (open_by_handle_at).
+TEST_P(WorkspaceAttackTest, FromInsideTheOverlaySandboxNothingElseIsReachable) {
+  ASSERT_TRUE(Launch("agent", Overlay("a1")).ok());
+  const std::string work = conv_ + "/agents/a1/work";
+  const std::string script = absl::StrCat(
+      "cd ", work, "; for p in ", conv2_, " ", data_, "/.lock ", data_,
+      "/workspaces/w/workspace.json ", conv_, "/agents/a2 ", d_->dir(), "/broker.sock ",
+      d_->launcher_socket(), " ", repo_, "; do test -e $p && echo REACHED $p; done; ",
+      "echo data: $(ls -a ", data_, "); ",
+      "ln -s ../config cfg && (echo x > cfg/planted) 2>/dev/null && echo CONFIG-WRITTEN; ", "ln ",
+      conv_, "/repos/app/README hard 2>/dev/null && echo HARD-LINK-ACROSS-BINDS; ",
+      "/usr/bin/python3 -c \"", R"(
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+h = ctypes.create_string_buffer(8 + 128)
+struct.pack_into('I', h, 0, 128)
+mount_id = ctypes.c_int()
+named = libc.name_to_handle_at(-100, b')",
+      conv_, R"(/repos/app/README', h, ctypes.byref(mount_id), 0)
+fd = libc.open_by_handle_at(os.open('.', os.O_RDONLY), h, 0)
+print('by-handle', named, fd, ctypes.get_errno())
+)",
+      "\"; echo done");
+  int exit = -1;
+  const std::string out = Sh("agent", script, &exit);
+  EXPECT_FALSE(absl::StrContains(out, "REACHED")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "data: . .. workspaces\n")) << out;
+  EXPECT_FALSE(absl::StrContains(out, "CONFIG-WRITTEN")) << out;
+  EXPECT_FALSE(absl::StrContains(out, "HARD-LINK")) << out;
+  // The handle is named, never opened (EPERM): the volume's other files stay out of reach.
+  EXPECT_TRUE(absl::StrContains(out, "by-handle 0 -1 1\n") ||
+              absl::StrContains(out, "by-handle -1 -1 "))
+      << out;
+  EXPECT_TRUE(absl::StrContains(out, "done")) << out;
+  EXPECT_FALSE(PathExists(conv_ + "/agents/a1/config/planted"));
+}
+
+// The agent plants repos/lib, a symlink to lib's checkout, before the server registers lib and
+// provisions the conversation again: the symlink is never taken for lib's clone (a host-side
+// tool following the reported path would work in the registered checkout), provisioning says
+// what is in the way, and once it is gone lib is cloned.
+TEST_P(WorkspaceAttackTest, APlantedNameOfANewRepositoryIsNeverTakenForItsClone) {
+  ASSERT_TRUE(Launch("agent", Overlay("a1")).ok());
+  int exit = -1;
+  const std::string planted =
+      Sh("agent", absl::StrCat("ln -s ", lib_, " ", conv_, "/repos/lib"), &exit);
+  ASSERT_EQ(exit, 0) << planted;
+  ASSERT_NO_FATAL_FAILURE(Register({{"app", repo_}, {"lib", lib_}}));
+  v1::Conversation conversation;
+  grpc::Status blocked = Provision("c", {"a1", "a3"}, &conversation);
+  EXPECT_EQ(blocked.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << blocked.error_message();
+  EXPECT_TRUE(absl::StrContains(blocked.error_message(), conv_ + "/repos/lib"))
+      << blocked.error_message();
+  EXPECT_FALSE(PathExists(conv_ + "/agents/a3"));  // all or nothing
+  v1::ConversationRequest get;
+  get.set_workspace_id("w");
+  get.set_conversation_id("c");
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(workspaces_->GetConversation(&ctx, get, &conversation).ok());
+  for (const v1::ProvisionedRepository& repo : conversation.repositories()) {
+    EXPECT_NE(repo.name(), "lib") << repo.path();
+  }
+  EXPECT_EQ(Launch("h1", Harness("a1", conv_ + "/repos/lib")).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ReadFile(lib_ + "/README"), "original\n");
+  // The agent takes it away: lib is cloned.
+  ASSERT_EQ(Sh("agent", absl::StrCat("rm ", conv_, "/repos/lib && echo gone")), "gone\n");
+  grpc::Status provisioned = Provision("c", {"a1", "a3"}, &conversation);
+  ASSERT_TRUE(provisioned.ok()) << provisioned.error_message();
+  bool cloned = false;
+  for (const v1::ProvisionedRepository& repo : conversation.repositories()) {
+    if (repo.name() == "lib") cloned = repo.cloned_now();
+  }
+  EXPECT_TRUE(cloned);
+  EXPECT_TRUE(PathExists(conv_ + "/repos/lib/.git/HEAD"));
+}
+
 // What an agent leaves for teardown: a tree deeper than any cap, directories it made
 // unreadable and unwritable, symlinks out of the conversation (named like what teardown
 // handles). Teardown removes all of it and nothing else; a broker restarted on the data
