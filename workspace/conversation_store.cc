@@ -42,6 +42,12 @@ bool Exists(int dirfd, const std::string& name) {
   return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+// A directory itself, not a symlink to one.
+bool IsDirectory(int dirfd, const std::string& name) {
+  struct stat st;
+  return ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
 absl::Status Errno(absl::string_view what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
@@ -234,7 +240,15 @@ absl::StatusOr<v1::Conversation> ConversationStore::Provision(const v1::Provisio
     std::vector<size_t> new_repos;
     for (size_t i = 0; i < checkouts.size(); ++i) {
       const std::string& name = workspace->repositories(static_cast<int>(i)).name();
-      if (repos.ok() && Exists(repos->get(), name)) continue;
+      if (repos.ok() && IsDirectory(repos->get(), name)) continue;
+      // Agents write repos/: a symlink there is never a clone (a host-side tool following the
+      // reported path would work wherever it points, the registered checkout say).
+      if (repos.ok() && Exists(repos->get(), name)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(data_.PathOf({kWorkspaces, ws, kConversations, conv, kRepos, name}),
+                         ": is not a directory (put there from inside a sandbox?), so repository '",
+                         name, "' cannot be cloned there; remove it and provision again"));
+      }
       const std::string piece = "r-" + name;
       absl::StatusOr<CloneStats> stats =
           CloneCheckout(checkouts[i], absl::StrCat(staging_path, "/", piece));
@@ -307,7 +321,7 @@ absl::StatusOr<v1::Conversation> ConversationStore::Describe(const v1::Workspace
   absl::StatusOr<UniqueFd> repos = OpenSubdir(conv->get(), kRepos, false);
   std::set<std::string> registered;
   for (const v1::WorkspaceRepository& repo : workspace.repositories()) {
-    if (!repos.ok() || !Exists(repos->get(), repo.name())) continue;
+    if (!repos.ok() || !IsDirectory(repos->get(), repo.name())) continue;
     registered.insert(repo.name());
     v1::ProvisionedRepository* entry = out.add_repositories();
     entry->set_name(repo.name());
