@@ -428,6 +428,35 @@ TEST_F(WorkspacesTest, DispatchPlansAndSymlinksPlantedByAnAgent) {
   EXPECT_TRUE(absl::IsFailedPrecondition((*ws)->PlanDispatch(d).status()));
 }
 
+// The registered checkout swapped, after registration, for a symlink into the data directory
+// (another conversation's clone, which that conversation's agent wrote): never cloned. Nor is a
+// linked worktree whose private git directory lies in the data directory registered.
+TEST_F(WorkspacesTest, ACheckoutLeadingIntoTheDataDirectoryIsNeverCloned) {
+  VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
+  const std::string root = xfs->path();
+  MakeRepo(root + "/app", "app");
+  auto ws = Workspaces::Open(root + "/data");
+  ASSERT_TRUE(ws.ok()) << ws.status();
+  ASSERT_TRUE((*ws)->registry().Register(Registration("w", {{"app", root + "/app"}})).ok());
+  ASSERT_TRUE((*ws)->conversations().Provision(Provision("w", "c", {"a"})).ok());
+  const std::string clone = root + "/data/workspaces/w/conversations/c/repos/app";
+  Write(clone + "/README", "c's secret\n");
+  fs::rename(root + "/app", root + "/app.old");
+  fs::create_directory_symlink(clone, root + "/app");
+  auto c2 = (*ws)->conversations().Provision(Provision("w", "c2", {"b"}));
+  EXPECT_TRUE(absl::IsFailedPrecondition(c2.status())) << c2.status();
+  EXPECT_TRUE(absl::StrContains(c2.status().message(), "data directory")) << c2.status();
+  EXPECT_FALSE(fs::exists(root + "/data/workspaces/w/conversations/c2"));
+  // A worktree outside whose .git leads to c's clone's git directory (its commondir outside).
+  fs::create_directories(root + "/wt");
+  Write(root + "/wt/.git", "gitdir: " + clone + "/.git\n");
+  Write(clone + "/.git/commondir", root + "/app.old/.git\n");
+  auto registered = (*ws)->registry().Register(Registration("w", {{"wt", root + "/wt"}}));
+  EXPECT_TRUE(absl::IsInvalidArgument(registered.status())) << registered.status();
+  EXPECT_TRUE(absl::StrContains(registered.status().message(), "data directory"))
+      << registered.status();
+}
+
 // What a Launch pinned must be what lies at the path without a symlink, now: a harness workdir
 // inside repos/ is the agent's to swap (the e2e attack races it; here each step is taken by hand).
 TEST_F(WorkspacesTest, ConfirmPinnedRefusesASymlinkAndAnotherObject) {
