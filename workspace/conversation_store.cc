@@ -173,9 +173,13 @@ absl::StatusOr<v1::Conversation> ConversationStore::Provision(const v1::Provisio
   std::vector<GitCheckout> checkouts;
   for (const v1::WorkspaceRepository& repo : workspace->repositories()) {
     absl::StatusOr<GitCheckout> checkout = InspectCheckout("path", repo.path());
-    if (!checkout.ok()) {
+    // Swapped since for a symlink into the data directory, it would clone another
+    // conversation's clone (written by that conversation's agent) into this one.
+    absl::Status usable =
+        checkout.ok() ? CheckApartFromDataDir("path", *checkout, data_.path()) : checkout.status();
+    if (!usable.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("registered repository '", repo.name(),
-                                                        "': ", checkout.status().message(),
+                                                        "': ", usable.message(),
                                                         "; register the workspace again"));
     }
     checkouts.push_back(*std::move(checkout));

@@ -105,11 +105,9 @@ absl::StatusOr<v1::Workspace> Validate(const v1::Workspace& request, const std::
     }
     absl::StatusOr<GitCheckout> checkout = InspectCheckout(field + ".path", repo.path());
     if (!checkout.ok()) return checkout.status();
-    for (const std::string& dir : {checkout->root, checkout->common_dir}) {
-      if (absl::Status apart = CheckApart(field + ".path", dir, data_dir, "repository");
-          !apart.ok()) {
-        return apart;
-      }
+    if (absl::Status apart = CheckApartFromDataDir(field + ".path", *checkout, data_dir);
+        !apart.ok()) {
+      return apart;
     }
     if (!roots.insert(checkout->root).second) {
       return Invalid(field + ".path",
@@ -139,6 +137,16 @@ absl::StatusOr<v1::Workspace> Validate(const v1::Workspace& request, const std::
 }
 
 }  // namespace
+
+absl::Status CheckApartFromDataDir(const std::string& field, const GitCheckout& checkout,
+                                   const std::string& data_dir) {
+  for (const std::string* dir : {&checkout.root, &checkout.git_dir, &checkout.common_dir}) {
+    if (absl::Status apart = CheckApart(field, *dir, data_dir, "repository"); !apart.ok()) {
+      return apart;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<v1::Workspace> WorkspaceRegistry::Register(const v1::Workspace& workspace) {
   absl::StatusOr<v1::Workspace> valid = Validate(workspace, data_.path());

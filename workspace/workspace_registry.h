@@ -14,10 +14,17 @@
 #include "absl/synchronization/mutex.h"
 #include "proto/workspace.pb.h"
 #include "workspace/data_dir.h"
+#include "workspace/git_checkout.h"
 
 namespace ccsandbox::workspace {
 
 inline constexpr int kMaxRepositories = 64;
+
+// INVALID_ARGUMENT naming `field` when the checkout's root or git directories hold the data
+// directory (a clone would copy the conversations) or lie inside it (a clone would copy another
+// conversation's clone, which its agent wrote; a bind would expose it).
+absl::Status CheckApartFromDataDir(const std::string& field, const GitCheckout& checkout,
+                                   const std::string& data_dir);
 
 class WorkspaceRegistry {
  public:
