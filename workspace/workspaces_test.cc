@@ -495,6 +495,47 @@ TEST_F(WorkspacesTest, ConfirmPinnedRefusesASymlinkAndAnotherObject) {
   EXPECT_TRUE((*ws)->ConfirmPinned(root + "/app", 0, 0).ok());
 }
 
+// Another local user who could rename a directory above the data directory (or plant a symlink
+// where it is configured) could swap the whole tree under the paths binds, clones and removals
+// use: refused at start, before anything is created.
+TEST_F(WorkspacesTest, ADataDirAnotherUserCouldSwapIsRefused) {
+  VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
+  const std::string root = xfs->path();
+  struct Case {
+    std::string dir;
+    mode_t mode;
+    uid_t owner;
+    const char* says;  // nullptr: accepted
+  };
+  const Case kCases[] = {
+      {root + "/world", 0777, 0, "writable by group or others"},
+      {root + "/group", 0775, 0, "writable by group or others"},
+      {root + "/alice", 0755, 65534, "uid 65534"},
+      {root + "/sticky", 01777, 0, nullptr},
+      {root + "/mine", 0755, 0, nullptr},
+  };
+  for (const Case& c : kCases) {
+    ASSERT_EQ(::mkdir(c.dir.c_str(), c.mode), 0) << c.dir;
+    ASSERT_EQ(::chmod(c.dir.c_str(), c.mode), 0);
+    ASSERT_EQ(::chown(c.dir.c_str(), c.owner, c.owner), 0);
+    auto ws = Workspaces::Open(c.dir + "/data");
+    if (c.says == nullptr) {
+      EXPECT_TRUE(ws.ok()) << c.dir << ": " << ws.status();
+      continue;
+    }
+    EXPECT_TRUE(absl::IsFailedPrecondition(ws.status())) << c.dir << ": " << ws.status();
+    EXPECT_TRUE(absl::StrContains(ws.status().message(), c.says)) << ws.status();
+    EXPECT_FALSE(fs::exists(c.dir + "/data")) << c.dir;
+  }
+  // A symlink where the data directory is configured, to a private directory of ours.
+  ASSERT_EQ(::mkdir((root + "/real").c_str(), 0700), 0);
+  fs::create_directory_symlink(root + "/real", root + "/sticky/data-link");
+  auto linked = Workspaces::Open(root + "/sticky/data-link");
+  EXPECT_TRUE(absl::IsFailedPrecondition(linked.status())) << linked.status();
+  EXPECT_TRUE(absl::StrContains(linked.status().message(), "symlink")) << linked.status();
+  EXPECT_TRUE(Entries(root + "/real").empty());
+}
+
 TEST_F(WorkspacesTest, DataDirIsLockedPrivateAndNeverFollowsSymlinks) {
   VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
   const std::string root = xfs->path();
