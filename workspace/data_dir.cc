@@ -11,10 +11,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/paths.h"
 
 namespace ccsandbox::workspace {
@@ -22,6 +24,33 @@ namespace {
 
 absl::Status Precondition(const std::string& path, absl::string_view why) {
   return absl::FailedPreconditionError(absl::StrCat("--data-dir ", path, ": ", why));
+}
+
+// Whoever may rename a directory above the data directory could swap the whole tree under the
+// paths binds, clones and removals use: each must be root's or ours, and closed to others
+// unless sticky (then only its owners may rename what is in it).
+absl::Status CheckAncestors(const std::string& path, const std::string& parent) {
+  std::string at = "/";
+  std::vector<std::string> chain = {at};
+  for (absl::string_view part : absl::StrSplit(parent, '/', absl::SkipEmpty())) {
+    at = absl::StrCat(at == "/" ? "" : at, "/", part);
+    chain.push_back(at);
+  }
+  for (const std::string& dir : chain) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) return Precondition(path, std::strerror(errno));
+    if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+      return Precondition(path, absl::StrCat("'", dir, "' above it belongs to uid ", st.st_uid,
+                                             ", who could swap the data directory; put it "
+                                             "under directories of root's or this broker's"));
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+      return Precondition(path, absl::StrCat("'", dir,
+                                             "' above it is writable by group or others (and "
+                                             "not sticky): they could swap the data directory"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -42,15 +71,29 @@ absl::StatusOr<UniqueFd> OpenSubdir(int dirfd, const std::string& name, bool cre
 
 absl::StatusOr<std::unique_ptr<DataDir>> DataDir::Open(const std::string& path) {
   if (absl::Status valid = CheckNormalizedAbsolute("--data-dir", path); !valid.ok()) return valid;
-  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (path == "/") return Precondition(path, "the root directory is never a data directory");
+  char parent[PATH_MAX];
+  if (::realpath(ParentPath(path).c_str(), parent) == nullptr) {
+    return Precondition(path, absl::StrCat("its parent: ", std::strerror(errno)));
+  }
+  if (absl::Status safe = CheckAncestors(path, parent); !safe.ok()) return safe;
+  UniqueFd parent_fd(::open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent_fd.valid()) {
+    return Precondition(path, absl::StrCat("its parent: ", std::strerror(errno)));
+  }
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (::mkdirat(parent_fd.get(), name.c_str(), 0700) != 0 && errno != EEXIST) {
     return Precondition(path, absl::StrCat("cannot create it: ", std::strerror(errno)));
   }
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) {
-    return Precondition(path, std::strerror(errno));
+  // Never through a symlink: another user who planted one here would choose the directory.
+  UniqueFd fd(
+      ::openat(parent_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    return Precondition(path, errno == ELOOP || errno == ENOTDIR
+                                  ? "is a symlink or not a directory; give the directory itself"
+                                  : std::strerror(errno));
   }
-  UniqueFd fd(::open(resolved, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return Precondition(path, std::strerror(errno));
+  const std::string resolved = absl::StrCat(parent == std::string("/") ? "" : parent, "/", name);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Precondition(path, std::strerror(errno));
   if (st.st_uid != ::geteuid()) {

@@ -23,8 +23,10 @@ namespace ccsandbox::workspace {
 class DataDir {
  public:
   // Creates `path` (absolute, normalised; 0700) when missing. FAILED_PRECONDITION when it is
-  // not a directory, not owned by this uid, writable by group or others (another user could
-  // swap what the broker clones into), or held by another broker.
+  // a symlink or not a directory, not owned by this uid, writable by group or others (another
+  // user could swap what the broker clones into), below a directory another user could rename
+  // it in (one not root's or this uid's, or group/world-writable and not sticky), or held by
+  // another broker.
   static absl::StatusOr<std::unique_ptr<DataDir>> Open(const std::string& path);
 
   // The resolved path: what binds and messages use.
