@@ -160,7 +160,7 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, choice->actual);
   if (!deny.ok()) return ToGrpc(deny.status());
   if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
-    if (absl::Status pinned = ConfirmDispatchBinds(*request, spec, *deny); !pinned.ok()) {
+    if (absl::Status pinned = ConfirmDataDirBinds(spec, *deny); !pinned.ok()) {
       spdlog::warn("session {} refused: {}", spec.session_id(), std::string(pinned.message()));
       return ToGrpc(pinned);
     }
@@ -245,22 +245,23 @@ absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchReq
   return spec;
 }
 
-absl::Status BrokerService::ConfirmDispatchBinds(const v1::LaunchRequest& request,
-                                                 const v1::SandboxSpec& spec,
-                                                 const policy::DenyPaths& deny) const {
-  if (!request.has_dispatch() || config_.workspaces == nullptr) return absl::OkStatus();
+absl::Status BrokerService::ConfirmDataDirBinds(const v1::SandboxSpec& spec,
+                                                const policy::DenyPaths& deny) const {
+  if (config_.workspaces == nullptr) return absl::OkStatus();
+  const std::string& data_dir = config_.workspaces->data_dir().path();
   for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    if (!IsUnderOrEqual(bind.host_path(), data_dir)) continue;
     auto pinned = deny.bind_ids.find(bind.host_path());
     // Unpinned, the launcher would bind whatever the path names when it opens it.
     if (pinned == deny.bind_ids.end() || pinned->second.ino == 0) {
       return absl::FailedPreconditionError(
-          absl::StrCat("dispatch: '", bind.host_path(),
+          absl::StrCat("bindMounts: '", bind.host_path(),
                        "' was gone when the session was launched: not starting"));
     }
     if (absl::Status same = config_.workspaces->ConfirmPinned(bind.host_path(), pinned->second.dev,
                                                               pinned->second.ino);
         !same.ok()) {
-      return absl::Status(same.code(), absl::StrCat("dispatch: ", same.message()));
+      return absl::Status(same.code(), absl::StrCat("bindMounts: ", same.message()));
     }
   }
   return absl::OkStatus();

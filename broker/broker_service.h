@@ -101,11 +101,11 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // The spec a Launch runs: the request's, with a dispatch's binds and working directory, and
   // the workspace's registered checkouts among its protected paths.
   absl::StatusOr<v1::SandboxSpec> WorkspaceSpec(const v1::LaunchRequest& request);
-  // A dispatch's binds below the data directory are the objects pinned in `deny` (what the
-  // launcher will bind), reached without a symlink: a harness workdir inside repos/ is the
-  // agent's to swap between WorkspaceSpec's check and the pin.
-  absl::Status ConfirmDispatchBinds(const v1::LaunchRequest& request, const v1::SandboxSpec& spec,
-                                    const policy::DenyPaths& deny) const;
+  // Binds below the data directory (a dispatch's, or a spec's own into a clone) are the objects
+  // pinned in `deny` (what the launcher will bind), reached from the data directory without a
+  // symlink: a workdir inside repos/ is an agent's to swap between the checks and the pin.
+  absl::Status ConfirmDataDirBinds(const v1::SandboxSpec& spec,
+                                   const policy::DenyPaths& deny) const;
   // The session's filename-pattern policy, given what the launcher's create guard can do
   // (asked only when it matters); a refusal is logged.
   absl::StatusOr<policy::FilenamePolicyDecision> DecideFilenames(const v1::SandboxSpec& spec,

@@ -145,6 +145,18 @@ class WorkspaceAttackTest : public ::testing::TestWithParam<bool> {
     return broker_->Launch(&ctx, request, &handle);
   }
 
+  grpc::Status LaunchBinding(const std::string& id, const std::string& dir) {
+    v1::LaunchRequest request;
+    request.mutable_spec()->set_session_id(id);
+    request.mutable_spec()->set_workspace_id("w");
+    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(dir);
+    bind->set_guest_path(dir);
+    v1::SandboxHandle handle;
+    grpc::ClientContext ctx;
+    return broker_->Launch(&ctx, request, &handle);
+  }
+
   std::string Sh(const std::string& session, const std::string& script, int* exit = nullptr) {
     std::vector<v1::SandboxEvent> events =
         ExecEvents(*broker_, ShExec(session, script), nullptr, absl::Seconds(90));
@@ -201,8 +213,9 @@ class WorkspaceAttackTest : public ::testing::TestWithParam<bool> {
 
 // The agent swaps repos/app/sub between a directory and a symlink (to the registered checkout)
 // with renameat2(RENAME_EXCHANGE), from inside its overlay sandbox, while the server launches
-// harness bash in repos/app/sub again and again: between the broker's check of the workdir and
-// the launcher's bind, the name may lead elsewhere. No launched run may see anything but sub.
+// harness bash in repos/app/sub again and again (or launches its own spec binding it): between
+// the broker's check of the path and the launcher's bind, the name may lead elsewhere. No
+// launched run may see anything but sub.
 TEST_P(WorkspaceAttackTest, HarnessWorkdirSwappedDuringLaunchNeverBindsWhatItLeadsTo) {
   ASSERT_TRUE(Launch("agent", Overlay("a1")).ok());
   const std::string app = conv_ + "/repos/app";
@@ -235,7 +248,9 @@ print('swaps', n)
   std::string breach;
   for (int i = 0; i < 40 && breached == 0; ++i) {
     const std::string id = absl::StrCat("h", i);
-    if (!Launch(id, Harness("a1", app + "/sub")).ok()) {
+    // Every other one without a dispatch: the server's own spec binding the same directory.
+    if (!(i % 2 == 0 ? Launch(id, Harness("a1", app + "/sub")) : LaunchBinding(id, app + "/sub"))
+             .ok()) {
       ++refused;
       continue;
     }
