@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -360,14 +361,16 @@ TEST_P(WorkspaceAttackTest, TeardownRemovesWhatTheAgentBuiltAndTheBrokerRestarts
   ASSERT_TRUE(Launch("agent", Overlay("a1")).ok());
   std::string deep;
   for (int i = 0; i < 300; ++i) deep += "d/";
-  const std::string script =
-      absl::StrCat("set -e; for top in ", conv_, "/agents/a1/work ", conv_, "/repos; do cd $top; ",
-                   "mkdir -p ", deep, "; mkdir -p locked/inner; touch locked/inner/f; ",
-                   "chmod 0 locked/inner; chmod 0 locked; ln -s ", repo_, " out; ln -s ", conv2_,
-                   " .trash-c-0; mkfifo pipe; done; echo built");
+  const std::string script = absl::StrCat(
+      "set -e; for top in ", conv_, "/agents/a1/work ", conv_, "/repos; do cd $top; ", "mkdir -p ",
+      deep, "; mkdir -p locked/inner; touch locked/inner/f; ",
+      "chmod 0 locked/inner; chmod 0 locked; touch pinned; (chattr +i pinned || chattr +a pinned) ",
+      "2>/dev/null && echo IMMUTABLE-SET; ln -s ", repo_, " out; ln -s ", conv2_,
+      " .trash-c-0; mkfifo pipe; done; echo built");
   int exit = -1;
   const std::string out = Sh("agent", script, &exit);
   ASSERT_EQ(exit, 0) << out;
+  EXPECT_FALSE(absl::StrContains(out, "IMMUTABLE-SET")) << out;
   ASSERT_TRUE(Destroy("agent").ok());
   v1::TeardownResponse removed;
   grpc::Status torn = Teardown("c", &removed);
@@ -390,6 +393,50 @@ TEST_P(WorkspaceAttackTest, TeardownRemovesWhatTheAgentBuiltAndTheBrokerRestarts
   v1::Conversation again;
   grpc::Status provisioned = Provision("c", {"a1"}, &again);
   EXPECT_TRUE(provisioned.ok()) << provisioned.error_message();
+}
+
+// The server provisions and tears down a conversation while launching its agent into it, over and
+// over: a run gets that conversation's directories or none, never another's; teardown waits for
+// the runs that bind it, and nothing is left behind.
+TEST_P(WorkspaceAttackTest, ProvisionAndTeardownRacingLaunchesNeverMixConversations) {
+  const std::string conv3 = data_ + "/workspaces/w/conversations/c3";
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    while (!stop.load()) {
+      v1::Conversation out;
+      (void)Provision("c3", {"x"}, &out);
+      v1::TeardownResponse removed;
+      (void)Teardown("c3", &removed);
+    }
+  });
+  const absl::Time end = absl::Now() + absl::Seconds(2);
+  int launched = 0;
+  for (int i = 0; absl::Now() < end; ++i) {
+    const std::string id = absl::StrCat("r", i);
+    v1::WorkspaceDispatch d = Overlay("x");
+    d.set_conversation_id("c3");
+    if (!Launch(id, d).ok()) continue;
+    ++launched;
+    const std::string out = Sh(id, absl::StrCat("ls ", data_, "/workspaces/w/conversations ", conv3,
+                                                "/agents; cat ", conv_, "/agents/a2/work/secret ",
+                                                conv2_, "/agents/b1/work/secret 2>&1; true"));
+    EXPECT_FALSE(absl::StrContains(out, "notes")) << out;
+    EXPECT_TRUE(absl::StrContains(out, "/conversations:\nc3\n\n")) << out;
+    EXPECT_TRUE(absl::StrContains(out, "/agents:\nx\n")) << out;
+    (void)Destroy(id);
+  }
+  stop = true;
+  churn.join();
+  v1::TeardownResponse removed;
+  grpc::Status torn = Teardown("c3", &removed);
+  EXPECT_TRUE(torn.ok()) << torn.error_message();
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(data_ + "/workspaces/w/conversations")) {
+    left.push_back(e.path().filename());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"c", "c2"}));
+  std::cout << "racing launches: " << launched << " launched\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Brokers, WorkspaceAttackTest, ::testing::Bool(), BrokerIdentityName);
