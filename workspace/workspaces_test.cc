@@ -136,6 +136,13 @@ TEST_F(WorkspacesTest, RegistrationRefusesBadInputNamingTheField) {
     const char* field;
   };
   const std::string repo = root + "/repo";
+  // A checkout inside the data directory, and an attachments directory leading into it, each
+  // spelled through a symlink; more repositories than a workspace takes.
+  MakeRepo(root + "/data/inner", "inner");
+  fs::create_directory_symlink(root + "/data/inner", root + "/sneaky");
+  fs::create_directory_symlink(root + "/data", root + "/att-link");
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i <= 64; ++i) many.emplace_back(absl::StrCat("r", i), repo);
   std::vector<Case> cases = {
       {Registration("../w", {{"app", repo}}), "workspaceId: "},
       {Registration(".w", {{"app", repo}}), "workspaceId: "},
@@ -151,6 +158,11 @@ TEST_F(WorkspacesTest, RegistrationRefusesBadInputNamingTheField) {
       {Registration("w", {{"app", repo}}, "attachments"), "attachmentsDir: "},
       {Registration("w", {{"app", repo}}, root), "attachmentsDir: "},  // holds the data dir
       {Registration("w", {{"app", repo}}, root + "/data/workspaces"), "attachmentsDir: "},
+      {Registration(std::string("w\0x", 3), {{"app", repo}}), "workspaceId: "},
+      {Registration("w", {{"\xc3\xa1pp", repo}}), "repositories[0].name: "},
+      {Registration("w", {{"app", root + "/sneaky"}}), "repositories[0].path: "},  // into data
+      {Registration("w", {{"app", repo}}, root + "/att-link"), "attachmentsDir: "},
+      {Registration("w", many), "repositories: "},
   };
   for (const Case& c : cases) {
     absl::StatusOr<v1::Workspace> r = (*ws)->registry().Register(c.w);
@@ -163,6 +175,23 @@ TEST_F(WorkspacesTest, RegistrationRefusesBadInputNamingTheField) {
   EXPECT_TRUE(absl::StrContains(holding.status().message(), "holds the broker's data directory"))
       << holding.status();
   EXPECT_TRUE(absl::IsNotFound((*ws)->registry().Get("w").status()));
+  // Provisioning's ids: the same rules, and a bounded number of agents.
+  ASSERT_TRUE((*ws)->registry().Register(Registration("w", {{"app", repo}})).ok());
+  std::vector<std::string> agents;
+  for (int i = 0; i <= 64; ++i) agents.push_back(absl::StrCat("a", i));
+  const std::pair<v1::ProvisionRequest, const char*> provisions[] = {
+      {Provision("w", std::string("c\0", 2), {"a"}), "conversationId: "},
+      {Provision("w", "c\n", {"a"}), "conversationId: "},
+      {Provision("w", "c", {"a", "a"}), "agentIds[1]: "},
+      {Provision("w", "c", {"\xe2\x80\xae"}), "agentIds[0]: "},
+      {Provision("w", "c", agents), "agentIds: "},
+  };
+  for (const auto& [request, field] : provisions) {
+    auto c = (*ws)->conversations().Provision(request);
+    EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << field << " " << c.status();
+    EXPECT_TRUE(absl::StartsWith(c.status().message(), field)) << c.status();
+  }
+  EXPECT_EQ(Entries(root + "/data/workspaces/w/conversations"), std::vector<std::string>{});
 }
 
 TEST_F(WorkspacesTest, ProvisionsClonesAndAgentsIdempotentlyAndTearsDown) {
