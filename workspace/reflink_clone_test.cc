@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -378,6 +380,42 @@ TEST_P(ReflinkCloneTest, DeeperThanTheCapFailsAndLeavesNothing) {
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kFailedPrecondition) << stats.status();
   EXPECT_TRUE(absl::StrContains(stats.status().message(), "256 levels")) << stats.status();
   EXPECT_FALSE(Exists(clone));
+}
+
+// A checkout its owner filled with what a root broker must never recreate as root's: devices,
+// set-id files and directories, a set-id FIFO, names with a newline. Nothing of the clone has a
+// set-id bit, no device exists in it, and the odd names are cloned as they are.
+TEST_P(ReflinkCloneTest, HostileEntriesAreNeverRecreatedDangerously) {
+  MAKE_VOLUME_OR_RETURN(volume, GetParam());
+  const std::string repo = volume->path() + "/repo", clone = volume->path() + "/clone";
+  testing::SampleShape shape;
+  shape.files = 3;
+  ASSERT_TRUE(testing::MakeSampleRepository(repo, shape).ok());
+  ASSERT_EQ(mknod((repo + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  ASSERT_EQ(mknod((repo + "/disk").c_str(), S_IFBLK | 0660, makedev(7, 0)), 0);
+  ASSERT_EQ(Sh("cd " + repo + " && mkdir sgid && chmod 2777 sgid && cp /bin/true sgid/rootshell" +
+               " && chmod 6755 sgid/rootshell && mkfifo setid-fifo && chmod 6666 setid-fifo && "
+               "echo x > " +
+               "\"$(printf 'new\\nline')\" && chmod 7777 \"$(printf 'new\\nline')\""),
+            "");
+  absl::StatusOr<GitCheckout> checkout = InspectCheckout("repository", repo);
+  ASSERT_TRUE(checkout.ok()) << checkout.status();
+  absl::StatusOr<CloneStats> stats = CloneCheckout(*checkout, clone);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  std::vector<std::string> skipped = stats->skipped;
+  std::sort(skipped.begin(), skipped.end());
+  EXPECT_EQ(skipped, (std::vector<std::string>{"disk", "null"}));
+  absl::StatusOr<Manifest> cloned = TakeManifest(clone);
+  ASSERT_TRUE(cloned.ok()) << cloned.status();
+  for (const auto& [path, entry] : *cloned) {
+    EXPECT_EQ(entry.mode & (S_ISUID | S_ISGID), 0u) << path;
+    EXPECT_FALSE(S_ISCHR(entry.mode) || S_ISBLK(entry.mode)) << path;
+    EXPECT_EQ(entry.uid, geteuid()) << path;
+  }
+  EXPECT_EQ(cloned->at("sgid/rootshell").mode, S_IFREG | 0755);
+  EXPECT_EQ(cloned->at("sgid").mode, S_IFDIR | 0777);
+  EXPECT_EQ(cloned->at("setid-fifo").mode, S_IFIFO | 0666);
+  EXPECT_EQ(cloned->at("new\nline").mode, S_IFREG | 01777);
 }
 
 std::string KindTestName(const ::testing::TestParamInfo<TestVolume::Kind>& info) {
