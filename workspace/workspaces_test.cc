@@ -486,6 +486,26 @@ TEST_F(WorkspacesTest, ACheckoutLeadingIntoTheDataDirectoryIsNeverCloned) {
       << registered.status();
 }
 
+// The registered path swapped after registration for a symlink to another repository (another
+// user's, which a root broker can read and the checkout's owner cannot): never cloned.
+TEST_F(WorkspacesTest, ACheckoutThatNowResolvesElsewhereIsNeverCloned) {
+  VOLUME_OR_SKIP(xfs, TestVolume::Kind::kXfsReflink);
+  const std::string root = xfs->path();
+  MakeRepo(root + "/app", "app");
+  MakeRepo(root + "/other", "someone else's secret");
+  auto ws = Workspaces::Open(root + "/data");
+  ASSERT_TRUE(ws.ok()) << ws.status();
+  ASSERT_TRUE((*ws)->registry().Register(Registration("w", {{"app", root + "/app"}})).ok());
+  ASSERT_TRUE((*ws)->conversations().Provision(Provision("w", "c", {"a"})).ok());
+  fs::rename(root + "/app", root + "/app.old");
+  fs::create_directory_symlink(root + "/other", root + "/app");
+  auto c2 = (*ws)->conversations().Provision(Provision("w", "c2", {"b"}));
+  EXPECT_TRUE(absl::IsFailedPrecondition(c2.status())) << c2.status();
+  EXPECT_TRUE(absl::StrContains(c2.status().message(), "register the workspace again"))
+      << c2.status();
+  EXPECT_FALSE(fs::exists(root + "/data/workspaces/w/conversations/c2"));
+}
+
 // What a Launch pinned must be what lies at the path without a symlink, now: a harness workdir
 // inside repos/ is the agent's to swap (the e2e attack races it; here each step is taken by hand).
 TEST_F(WorkspacesTest, ConfirmPinnedRefusesASymlinkAndAnotherObject) {
