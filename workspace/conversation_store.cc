@@ -169,7 +169,8 @@ absl::StatusOr<v1::Conversation> ConversationStore::Provision(const v1::Provisio
   const std::string& conv = request.conversation_id();
   if (absl::Status ids = CheckIds(conv, request.agent_ids()); !ids.ok()) return ids;
   absl::MutexLock lock(&LockFor(ws, conv));
-  // The registration was checked then; the checkout may have changed since.
+  // The registration was checked then; the checkout may have changed since: inspected again,
+  // it must still be apart from the data directory and the repository registered.
   std::vector<GitCheckout> checkouts;
   for (const v1::WorkspaceRepository& repo : workspace->repositories()) {
     absl::StatusOr<GitCheckout> checkout = InspectCheckout("path", repo.path());
@@ -177,6 +178,13 @@ absl::StatusOr<v1::Conversation> ConversationStore::Provision(const v1::Provisio
     // conversation's clone (written by that conversation's agent) into this one.
     absl::Status usable =
         checkout.ok() ? CheckApartFromDataDir("path", *checkout, data_.path()) : checkout.status();
+    // Nor is it ever another repository than the one registered (another user's, say, which a
+    // root broker could read for this one).
+    if (usable.ok() && checkout->root != repo.resolved_path()) {
+      usable = absl::FailedPreconditionError(absl::StrCat("'", repo.path(), "' now resolves to '",
+                                                          checkout->root, "', not to '",
+                                                          repo.resolved_path(), "' as registered"));
+    }
     if (!usable.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("registered repository '", repo.name(),
                                                         "': ", usable.message(),

@@ -58,6 +58,20 @@ std::optional<std::string> RealPath(const std::string& path) {
   return std::string(real.get());
 }
 
+// Whether the directory open as `fd` is at `path` (no component swapped for a symlink since the
+// checkout was inspected: the clone would read another repository, another user's say).
+bool OpenedAt(int fd, const std::string& path) {
+  char buf[PATH_MAX + 1];
+  const ssize_t n = readlink(absl::StrCat("/proc/self/fd/", fd).c_str(), buf, PATH_MAX);
+  return n > 0 && std::string(buf, static_cast<size_t>(n)) == path;
+}
+
+absl::Status Swapped(const std::string& path) {
+  return absl::AbortedError(absl::StrCat("'", path,
+                                         "' leads elsewhere than when the checkout was inspected "
+                                         "(a component swapped for a symlink?); nothing cloned"));
+}
+
 // The mode and times of `st`, on a directory or file open as `fd`.
 int ApplyModeAndTimes(int fd, const struct stat& st) {
   const timespec times[2] = {st.st_atim, st.st_mtim};
@@ -280,6 +294,7 @@ absl::Status CloneLinkedGitDir(Cloner& cloner, const GitCheckout& checkout, int 
   if (!common.valid()) {
     return absl::ErrnoToStatus(errno, absl::StrCat("opening '", checkout.common_dir, "'"));
   }
+  if (!OpenedAt(common.get(), checkout.common_dir)) return Swapped(checkout.common_dir);
   const bool separate = checkout.common_dir != checkout.git_dir;
   Pass shared{checkout.common_dir, ".git/",
               [separate](const std::string& relative, const struct stat&) {
@@ -295,6 +310,7 @@ absl::Status CloneLinkedGitDir(Cloner& cloner, const GitCheckout& checkout, int 
   if (!own.valid()) {
     return absl::ErrnoToStatus(errno, absl::StrCat("opening '", checkout.git_dir, "'"));
   }
+  if (!OpenedAt(own.get(), checkout.git_dir)) return Swapped(checkout.git_dir);
   Pass private_files{checkout.git_dir, ".git/",
                      [](const std::string& relative, const struct stat& st) {
                        // commondir and gitdir tie the worktree to the registered repository.
@@ -335,6 +351,7 @@ absl::StatusOr<CloneStats> CloneCheckout(const GitCheckout& checkout,
   if (!root.valid() || fstat(root.get(), &root_st) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat("opening the checkout '", checkout.root, "'"));
   }
+  if (!OpenedAt(root.get(), checkout.root)) return Swapped(checkout.root);
   UniqueFd parent_fd(open(parent->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!parent_fd.valid()) {
     return absl::FailedPreconditionError(absl::StrCat("destination: cannot open the parent of '",

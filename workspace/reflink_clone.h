@@ -27,6 +27,8 @@
 //   file system (named: xfs, ext4, tmpfs, ...) does not support reflink.
 // - `destination` relative or not normalised, or inside the checkout or its git directories:
 //   INVALID_ARGUMENT; its parent missing: FAILED_PRECONDITION; it exists: ALREADY_EXISTS.
+// - The checkout's root or git directories leading elsewhere than when it was inspected (a
+//   component swapped for a symlink since; the clone would read another repository): ABORTED.
 // - A tree deeper than 256 levels: FAILED_PRECONDITION. Other errors: the errno's status, naming
 //   the path in the clone.
 // On any failure everything created under `destination`, and `destination` itself, is removed

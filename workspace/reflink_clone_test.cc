@@ -418,6 +418,26 @@ TEST_P(ReflinkCloneTest, HostileEntriesAreNeverRecreatedDangerously) {
   EXPECT_EQ(cloned->at("new\nline").mode, S_IFREG | 01777);
 }
 
+// A directory above the checkout swapped for a symlink (to another user's repository, say)
+// between the inspection and the clone: what the clone opens is checked to be what was
+// inspected, and nothing is cloned.
+TEST_P(ReflinkCloneTest, ACheckoutSwappedAfterItsInspectionIsNotCloned) {
+  MAKE_VOLUME_OR_RETURN(volume, GetParam());
+  const std::string v = volume->path(), clone = v + "/clone";
+  testing::SampleShape shape;
+  shape.files = 3;
+  ASSERT_EQ(Sh("mkdir " + v + "/mine " + v + "/theirs"), "");
+  ASSERT_TRUE(testing::MakeSampleRepository(v + "/mine/repo", shape).ok());
+  ASSERT_TRUE(testing::MakeSampleRepository(v + "/theirs/repo", shape).ok());
+  absl::StatusOr<GitCheckout> checkout = InspectCheckout("repository", v + "/mine/repo");
+  ASSERT_TRUE(checkout.ok()) << checkout.status();
+  ASSERT_EQ(rename((v + "/mine").c_str(), (v + "/mine.old").c_str()), 0);
+  ASSERT_EQ(symlink((v + "/theirs").c_str(), (v + "/mine").c_str()), 0);
+  absl::StatusOr<CloneStats> stats = CloneCheckout(*checkout, clone);
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kAborted) << stats.status();
+  EXPECT_FALSE(Exists(clone));
+}
+
 std::string KindTestName(const ::testing::TestParamInfo<TestVolume::Kind>& info) {
   std::string name = TestVolume::KindName(info.param);
   for (char& ch : name) {
