@@ -249,19 +249,24 @@ absl::Status BrokerService::ConfirmDataDirBinds(const v1::SandboxSpec& spec,
                                                 const policy::DenyPaths& deny) const {
   if (config_.workspaces == nullptr) return absl::OkStatus();
   const std::string& data_dir = config_.workspaces->data_dir().path();
+  std::vector<std::pair<const char*, const std::string*>> paths;
   for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
-    if (!IsUnderOrEqual(bind.host_path(), data_dir)) continue;
-    auto pinned = deny.bind_ids.find(bind.host_path());
+    paths.emplace_back("bindMounts", &bind.host_path());
+  }
+  for (const std::string& dir : spec.runner_state_dirs())
+    paths.emplace_back("runnerStateDirs", &dir);
+  for (const auto& [field, path] : paths) {
+    if (!IsUnderOrEqual(*path, data_dir)) continue;
+    auto pinned = deny.bind_ids.find(*path);
     // Unpinned, the launcher would bind whatever the path names when it opens it.
     if (pinned == deny.bind_ids.end() || pinned->second.ino == 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("bindMounts: '", bind.host_path(),
-                       "' was gone when the session was launched: not starting"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          field, ": '", *path, "' was gone when the session was launched: not starting"));
     }
-    if (absl::Status same = config_.workspaces->ConfirmPinned(bind.host_path(), pinned->second.dev,
-                                                              pinned->second.ino);
+    if (absl::Status same =
+            config_.workspaces->ConfirmPinned(*path, pinned->second.dev, pinned->second.ino);
         !same.ok()) {
-      return absl::Status(same.code(), absl::StrCat("bindMounts: ", same.message()));
+      return absl::Status(same.code(), absl::StrCat(field, ": ", same.message()));
     }
   }
   return absl::OkStatus();

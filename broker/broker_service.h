@@ -101,7 +101,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // The spec a Launch runs: the request's, with a dispatch's binds and working directory, and
   // the workspace's registered checkouts among its protected paths.
   absl::StatusOr<v1::SandboxSpec> WorkspaceSpec(const v1::LaunchRequest& request);
-  // Binds below the data directory (a dispatch's, or a spec's own into a clone) are the objects
+  // Binds below the data directory (a dispatch's, a spec's own into a clone, a runner state
+  // directory) are the objects
   // pinned in `deny` (what the launcher will bind), reached from the data directory without a
   // symlink: a workdir inside repos/ is an agent's to swap between the checks and the pin.
   absl::Status ConfirmDataDirBinds(const v1::SandboxSpec& spec,
