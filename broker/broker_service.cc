@@ -218,6 +218,12 @@ absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchReq
       return absl::InvalidArgumentError(
           "bindMounts: must be empty with a dispatch; the dispatch decides what is bound");
     }
+    // Exactly the dispatch's binds: a runner state directory would be one more writable mount.
+    if (spec.runner_state_dirs_size() > 0) {
+      return absl::InvalidArgumentError(
+          "runnerStateDirs: must be empty with a dispatch; the dispatch decides what is writable "
+          "(the agent's config directory is read-only)");
+    }
     absl::StatusOr<v1::DispatchPlan> plan = config_.workspaces->PlanDispatch(dispatch);
     if (!plan.ok()) {
       return absl::Status(plan.status().code(), absl::StrCat("dispatch.", plan.status().message()));

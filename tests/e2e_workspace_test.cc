@@ -319,6 +319,13 @@ TEST_P(WorkspaceTest, BadInputAndBindsIntoTheDataDirectoryAreRefused) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StartsWith(s.error_message(), "bindMounts: ")) << s.error_message();
 
+  both.mutable_spec()->clear_bind_mounts();
+  both.mutable_spec()->add_runner_state_dirs(conv_ + "/agents/a1/config");
+  grpc::ClientContext c1b;
+  s = broker_->Launch(&c1b, both, &handle);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(s.error_message(), "runnerStateDirs: ")) << s.error_message();
+
   EXPECT_EQ(Launch("b2", Overlay("a9")).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(Launch("b3", Overlay("../a2")).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 
