@@ -193,7 +193,8 @@ TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
   grpc::ClientContext ctx;
   auto reader = stub_->Exec(&ctx, Request("cancel", Started("exec sleep " + marker)));
   ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
-  ASSERT_TRUE(AnyProcessMatches(marker));
+  // The shell may still be in execve (an empty /proc cmdline) right after its echo.
+  ASSERT_TRUE(WaitForProcessMatching(marker, 3));
   ctx.TryCancel();
   reader->Finish();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "the sandbox outlived its cancelled client";
@@ -314,7 +315,8 @@ TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
   grpc::ClientContext ctx;
   auto reader = stub_->Exec(&ctx, Request("crash", Started("exec sleep " + marker)));
   ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
-  ASSERT_TRUE(AnyProcessMatches(marker));
+  // The shell may still be in execve (an empty /proc cmdline) right after its echo.
+  ASSERT_TRUE(WaitForProcessMatching(marker, 3));
   daemons_->CrashBroker();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "a sandbox outlived the broker";
   ctx.TryCancel();
