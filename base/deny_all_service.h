@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "base/standard_services.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/grpcpp.h"
 
@@ -35,6 +36,8 @@ class DenyAllService : public grpc::CallbackGenericService {
 // connections they refuse (grpc::AddInsecureChannelFromFd). nullptr when gRPC cannot build it.
 inline std::unique_ptr<grpc::Server> StartDenyAllServer(DenyAllService& service) {
   grpc::ServerBuilder builder;
+  // A refused caller learns nothing: no health (the launcher's state), no reflection.
+  WithoutStandardServices(builder);
   builder.RegisterCallbackGenericService(&service);
   return builder.BuildAndStart();
 }

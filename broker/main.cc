@@ -23,6 +23,7 @@
 #include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
+#include "base/standard_services.h"
 #include "base/stop_signals.h"
 #include "base/version.h"
 #include "broker/broker_service.h"
@@ -35,7 +36,6 @@
 #include "broker/spec_paths.h"
 #include "broker/workspace_service.h"
 #include "gateway/credentials.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server_posix.h"
@@ -327,10 +327,9 @@ class BrokerServers {
 absl::StatusOr<std::unique_ptr<BrokerServers>> BrokerServers::Start(const BrokerConfig& config,
                                                                     const std::string& listen) {
   std::unique_ptr<BrokerServers> servers(new BrokerServers(config));
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   ApplyServerLimits(builder);
+  ServeStandardServices(builder);
   builder.RegisterService(&servers->service_);
   builder.RegisterService(&servers->policy_service_);
   builder.RegisterService(&servers->workspace_service_);

@@ -29,6 +29,7 @@
 #include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
+#include "base/standard_services.h"
 #include "base/stop_signals.h"
 #include "base/version.h"
 #include "grpc/grpc.h"
@@ -307,7 +308,7 @@ absl::Status SetSocketAccess(const std::string& socket_path, const std::string& 
 }
 
 // The gRPC servers accepted connections are handed to: one per allowed uid, each with its
-// own LauncherService, and two that refuse every call and say why.
+// own LauncherService, health and reflection, and two that refuse every call and say why.
 class LauncherServers {
  public:
   LauncherServers(const LauncherConfig& config, RunRegistry& registry,
@@ -316,8 +317,14 @@ class LauncherServers {
       services_[uid] = std::make_unique<LauncherService>(config, registry, uid);
       grpc::ServerBuilder builder;
       ApplyServerLimits(builder);
+      // Behind the peer check like the launcher's own service: only allowed uids reach them.
+      ServeStandardServices(builder);
       builder.RegisterService(services_[uid].get());
       servers_[uid] = builder.BuildAndStart();
+      if (servers_[uid] != nullptr) {
+        servers_[uid]->GetHealthCheckService()->SetServingStatus(
+            v1::SandboxLauncher::service_full_name(), true);
+      }
     }
     deny_server_ = StartDenyAllServer(deny_service_);
     sandboxed_server_ = StartDenyAllServer(sandboxed_service_);

@@ -1,13 +1,19 @@
 // The broker's gRPC API end to end: event order and labels, cancellation, Kill, sessions,
-// the launcher's peer check, and an independent Python client.
+// the launcher's peer check, an independent Python client, and health and reflection on both
+// daemons (a generic reflection client with none of our .proto files).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/unique_fd.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -187,7 +193,8 @@ TEST_F(BrokerApiTest, CancellingTheClientKillsTheSandbox) {
   grpc::ClientContext ctx;
   auto reader = stub_->Exec(&ctx, Request("cancel", Started("exec sleep " + marker)));
   ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
-  ASSERT_TRUE(AnyProcessMatches(marker));
+  // The shell may still be in execve (an empty /proc cmdline) right after its echo.
+  ASSERT_TRUE(WaitForProcessMatching(marker, 3));
   ctx.TryCancel();
   reader->Finish();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "the sandbox outlived its cancelled client";
@@ -308,7 +315,8 @@ TEST_F(BrokerApiTest, ABrokerCrashKillsItsSandboxes) {
   grpc::ClientContext ctx;
   auto reader = stub_->Exec(&ctx, Request("crash", Started("exec sleep " + marker)));
   ASSERT_TRUE(ReadUntilTheCommandRuns(*reader));
-  ASSERT_TRUE(AnyProcessMatches(marker));
+  // The shell may still be in execve (an empty /proc cmdline) right after its echo.
+  ASSERT_TRUE(WaitForProcessMatching(marker, 3));
   daemons_->CrashBroker();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 3)) << "a sandbox outlived the broker";
   ctx.TryCancel();
@@ -356,6 +364,83 @@ TEST_F(BrokerApiTest, HealthAndReflectionAreServed) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "health 0801")) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "reflection True")) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "reflection_v1 True")) << r.out << r.err;
+}
+
+// What tests/python/reflection_client.py printed for `key` (its "KEY JSON" lines), or "".
+std::string Said(const std::string& out, const std::string& key) {
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::ConsumePrefix(&line, key + " ")) return std::string(line);
+  }
+  return "";
+}
+
+// A client with none of our .proto files learns the API through reflection v1 and drives it.
+TEST_F(BrokerApiTest, AGenericReflectionClientDrivesTheBroker) {
+  ProgramResult r = RunProgram({"/usr/bin/python3", Runfile("tests/python/reflection_client.py"),
+                                "broker", daemons_->broker_address(), work_});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string services =
+      R"(["ccsandbox.v1.SandboxBroker", "ccsandbox.v1.SandboxPolicy", )"
+      R"("ccsandbox.v1.SandboxWorkspace", "grpc.health.v1.Health", )"
+      R"("grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"])";
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"v1.services", services},
+      {"v1alpha.services", services},
+      {"resolved.ccsandbox.v1.SandboxBroker",
+       R"(["proto/sandbox.proto", "google/protobuf/struct.proto"])"},
+      {"resolved.grpc.health.v1.Health", R"(["proto/health.proto"])"},
+      {"by_filename", "true"},
+      {"unknown_symbol", R"("5 symbol 'no.such.Symbol' not found")"},
+      {"launch.backend", R"("SANDBOX_BACKEND_NATIVE")"},
+      {"exec.kinds", R"(["starting", "ready", "stdout", "exit"])"},
+      {"exec.stdout", R"("from-reflection\n")"},
+      {"exec.exitCode", "[7]"},
+      {"destroy.state", R"("SANDBOX_STATE_DESTROYED")"},
+      {"health[]", R"({"status": "SERVING"})"},
+      {"health[ccsandbox.v1.SandboxBroker]", R"({"status": "SERVING"})"},
+  };
+  for (const auto& [key, value] : expected) {
+    EXPECT_EQ(Said(r.out, key), value) << key << "\n" << r.out << r.err;
+  }
+  EXPECT_TRUE(absl::StartsWith(Said(r.out, "probe.statusLine"), R"("agent sandbox ON)")) << r.out;
+}
+
+// The launcher serves health and both reflections too, to its allowed uids only: the peer
+// check comes first.
+TEST_F(BrokerApiTest, TheLauncherServesHealthAndReflectionToItsAllowedUidsOnly) {
+  const std::string address = "unix:" + daemons_->launcher_socket();
+  ProgramResult r = RunProgram(
+      {"/usr/bin/python3", Runfile("tests/python/reflection_client.py"), "launcher", address});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string services =
+      R"(["ccsandbox.v1.SandboxLauncher", "grpc.health.v1.Health", )"
+      R"("grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"])";
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"v1.services", services},
+      {"v1alpha.services", services},
+      {"resolved.grpc.health.v1.Health", R"(["proto/health.proto"])"},
+      {"by_filename", "true"},
+      {"health[]", R"({"status": "SERVING"})"},
+      {"health[ccsandbox.v1.SandboxLauncher]", R"({"status": "SERVING"})"},
+  };
+  for (const auto& [key, value] : expected) {
+    EXPECT_EQ(Said(r.out, key), value) << key << "\n" << r.out << r.err;
+  }
+  EXPECT_TRUE(absl::StrContains(Said(r.out, "probe.fields"), R"("bwrapPath")")) << r.out;
+
+  // Another uid, even with the socket's mode opened up by mistake: refused, health and
+  // reflection included. (The script is passed inline: the runfiles are not its to read.)
+  ASSERT_EQ(chmod(daemons_->dir().c_str(), 0755), 0);
+  ASSERT_EQ(chmod(daemons_->launcher_socket().c_str(), 0666), 0);
+  const std::string script = ReadFile(Runfile("tests/python/reflection_client.py"));
+  ASSERT_FALSE(script.empty());
+  ProgramResult refused = RunProgram({"/usr/bin/python3", "-c", script, "refused", address},
+                                     launcher::Identity{65534, 65534, {}}, "", "/");
+  ASSERT_EQ(refused.exit_code, 0) << refused.out << refused.err;
+  for (const char* key : {"refused.health", "refused.v1", "refused.v1alpha"}) {
+    EXPECT_EQ(Said(refused.out, key), R"("PERMISSION_DENIED")") << key << "\n" << refused.out;
+  }
 }
 
 }  // namespace
