@@ -25,62 +25,20 @@
 #include "tests/daemon_fixture.h"
 #include "tests/exec_events.h"
 #include "tests/poll_until.h"
-#include "tests/reflink_volumes.h"
 #include "tests/skip_or_fail_in_ci.h"
+#include "tests/workspace_fixture.h"
 
 namespace ccsandbox::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-void Git(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProgramResult r = RunProgram(argv);
-  ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
-}
-
-class WorkspaceAttackTest : public ::testing::TestWithParam<bool> {
+class WorkspaceAttackTest : public WorkspaceFixture {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) {
-      if (InCi()) FAIL() << "CI runs as root";
-      GTEST_SKIP() << "needs root";
-    }
-    absl::StatusOr<std::unique_ptr<TestVolume>> volume =
-        TestVolume::Make(TestVolume::Kind::kXfsReflink);
-    if (!volume.ok() && !InCi() && absl::IsFailedPrecondition(volume.status())) {
-      GTEST_SKIP() << volume.status();
-    }
-    ASSERT_TRUE(volume.ok()) << volume.status();
-    volume_ = *std::move(volume);
-    root_ = volume_->path();
-    src_ = root_ + "/src";
-    repo_ = src_ + "/app";
-    lib_ = src_ + "/lib";
-    for (const std::string& dir : {repo_, lib_}) {
-      fs::create_directories(dir);
-      std::ofstream(dir + "/README") << "original\n";
-      Git(dir, {"init", "-q", "-b", "main"});
-      Git(dir, {"add", "-A"});
-      Git(dir, {"commit", "-q", "-m", "init"});
-    }
-    data_ = root_ + "/data";
-    fs::create_directories(data_);
-    ::chmod(data_.c_str(), 0700);
-    ::chmod(root_.c_str(), 0755);
-    ::chmod(fs::path(root_).parent_path().c_str(), 0711);
-    if (GetParam()) {
-      absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
-      ASSERT_TRUE(user.ok()) << user.status();
-      for (const std::string& path : {src_, data_}) {
-        ASSERT_EQ(
-            RunProgram({"chown", "-R", absl::StrCat(user->uid, ":", user->gid), path}).exit_code,
-            0);
-      }
-    }
-    ASSERT_NO_FATAL_FAILURE(StartDaemons());
-    ASSERT_NO_FATAL_FAILURE(Register({{"app", repo_}}));
+    ASSERT_NO_FATAL_FAILURE(SetUpWorkspace());
+    grpc::Status registered = Register({{"app", repo_}});
+    ASSERT_TRUE(registered.ok()) << registered.error_message();
     for (const auto& [conv, agents] :
          {std::pair<std::string, std::vector<std::string>>{"c", {"a1", "a2"}},
           std::pair<std::string, std::vector<std::string>>{"c2", {"b1"}}}) {
@@ -96,120 +54,11 @@ class WorkspaceAttackTest : public ::testing::TestWithParam<bool> {
     d_->GiveToCaller(conv2_ + "/agents/b1/work/secret");
   }
 
-  void TearDown() override {
-    d_.reset();
-    volume_.reset();
-  }
-
-  void StartDaemons() {
-    absl::StatusOr<std::unique_ptr<Daemons>> d = Daemons::Start(
-        {.broker_flags = {"--data-dir=" + data_}, .unprivileged_broker = GetParam()});
-    ASSERT_TRUE(d.ok()) << d.status();
-    d_ = *std::move(d);
-    auto channel = grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials());
-    broker_ = v1::SandboxBroker::NewStub(channel);
-    workspaces_ = v1::SandboxWorkspace::NewStub(channel);
-  }
-
-  void Register(const std::vector<std::pair<std::string, std::string>>& repos) {
-    v1::Workspace w;
-    w.set_workspace_id("w");
-    for (const auto& [name, path] : repos) {
-      v1::WorkspaceRepository* r = w.add_repositories();
-      r->set_name(name);
-      r->set_path(path);
-    }
-    grpc::ClientContext ctx;
-    v1::Workspace stored;
-    grpc::Status registered = workspaces_->RegisterWorkspace(&ctx, w, &stored);
-    ASSERT_TRUE(registered.ok()) << registered.error_message();
-  }
-
-  grpc::Status Provision(const std::string& conv, const std::vector<std::string>& agents,
-                         v1::Conversation* out) {
-    v1::ProvisionRequest p;
-    p.set_workspace_id("w");
-    p.set_conversation_id(conv);
-    for (const std::string& a : agents) p.add_agent_ids(a);
-    grpc::ClientContext ctx;
-    return workspaces_->ProvisionConversation(&ctx, p, out);
-  }
-
-  grpc::Status Launch(const std::string& id, v1::WorkspaceDispatch dispatch) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_workspace_id("w");
-    if (dispatch.conversation_id().empty()) dispatch.set_conversation_id("c");
-    *request.mutable_dispatch() = dispatch;
-    v1::SandboxHandle handle;
-    grpc::ClientContext ctx;
-    return broker_->Launch(&ctx, request, &handle);
-  }
-
-  grpc::Status LaunchBinding(const std::string& id, const std::string& dir) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_workspace_id("w");
-    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
-    bind->set_host_path(dir);
-    bind->set_guest_path(dir);
-    v1::SandboxHandle handle;
-    grpc::ClientContext ctx;
-    return broker_->Launch(&ctx, request, &handle);
-  }
-
-  std::string Sh(const std::string& session, const std::string& script, int* exit = nullptr) {
-    std::vector<v1::SandboxEvent> events =
-        ExecEvents(*broker_, ShExec(session, script), nullptr, absl::Seconds(90));
-    if (exit != nullptr) *exit = ExitOf(events);
-    return StdoutOf(events) + StderrOf(events);
-  }
-
-  std::string Run(const std::string& session, const std::vector<std::string>& argv) {
-    v1::ExecRequest request;
-    request.set_session_id(session);
-    for (const std::string& arg : argv) request.add_argv(arg);
-    std::vector<v1::SandboxEvent> events =
-        ExecEvents(*broker_, request, nullptr, absl::Seconds(90));
-    return StdoutOf(events) + StderrOf(events);
-  }
-
-  grpc::Status Destroy(const std::string& id) {
-    v1::SessionRequest r;
-    r.set_session_id(id);
-    v1::SandboxHandle h;
-    grpc::ClientContext ctx;
-    return broker_->Destroy(&ctx, r, &h);
-  }
-
   grpc::Status Teardown(const std::string& conv, v1::TeardownResponse* out) {
-    v1::ConversationRequest r;
-    r.set_workspace_id("w");
-    r.set_conversation_id(conv);
-    grpc::ClientContext ctx;
-    return workspaces_->TeardownConversation(&ctx, r, out);
+    return WorkspaceFixture::Teardown(conv, "", out);
   }
 
-  static v1::WorkspaceDispatch Overlay(const std::string& agent) {
-    v1::WorkspaceDispatch d;
-    d.set_agent_id(agent);
-    d.set_kind(v1::WorkspaceDispatch::KIND_OVERLAY);
-    return d;
-  }
-
-  static v1::WorkspaceDispatch Harness(const std::string& agent, const std::string& workdir) {
-    v1::WorkspaceDispatch d;
-    d.set_agent_id(agent);
-    d.set_kind(v1::WorkspaceDispatch::KIND_HARNESS_BASH);
-    d.set_workdir(workdir);
-    return d;
-  }
-
-  std::unique_ptr<TestVolume> volume_;
-  std::string root_, src_, repo_, lib_, data_, conv_, conv2_;
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> broker_;
-  std::unique_ptr<v1::SandboxWorkspace::Stub> workspaces_;
+  std::string conv_, conv2_;
 };
 
 // The agent swaps repos/app/sub between a directory and a symlink (to the registered checkout)

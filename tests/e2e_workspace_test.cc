@@ -22,153 +22,32 @@
 #include "proto/workspace.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 #include "tests/exec_events.h"
-#include "tests/reflink_volumes.h"
 #include "tests/skip_or_fail_in_ci.h"
+#include "tests/workspace_fixture.h"
 
 namespace ccsandbox::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-void Git(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"git", "-C", dir, "-c", "user.email=t@t", "-c", "user.name=t"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProgramResult r = RunProgram(argv);
-  ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
-}
-
-class WorkspaceTest : public ::testing::TestWithParam<bool> {
+class WorkspaceTest : public WorkspaceFixture {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) {
-      if (InCi()) FAIL() << "CI runs as root";
-      GTEST_SKIP() << "needs root";
-    }
-    absl::StatusOr<std::unique_ptr<TestVolume>> volume =
-        TestVolume::Make(TestVolume::Kind::kXfsReflink);
-    if (!volume.ok() && !InCi() && absl::IsFailedPrecondition(volume.status())) {
-      GTEST_SKIP() << volume.status();
-    }
-    ASSERT_TRUE(volume.ok()) << volume.status();
-    volume_ = *std::move(volume);
-    root_ = volume_->path();
-    src_ = root_ + "/src";
-    repo_ = src_ + "/app";
-    lib_ = src_ + "/lib";
-    for (const std::string& dir : {repo_, lib_}) {
-      fs::create_directories(dir);
-      std::ofstream(dir + "/README") << "original\n";
-      Git(dir, {"init", "-q", "-b", "main"});
-      Git(dir, {"add", "-A"});
-      Git(dir, {"commit", "-q", "-m", "init"});
-    }
-    attachments_ = root_ + "/attachments";
-    fs::create_directories(attachments_);
-    std::ofstream(attachments_ + "/brief.txt") << "the brief\n";
-    data_ = root_ + "/data";
-    fs::create_directories(data_);
-    ::chmod(data_.c_str(), 0700);
-    ::chmod(root_.c_str(), 0755);
-    // The volume's own temp dir (0700) must let the unprivileged broker through to it.
-    ::chmod(fs::path(root_).parent_path().c_str(), 0711);
-    if (GetParam()) {
-      absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
-      ASSERT_TRUE(user.ok()) << user.status();
-      // What the broker clones is the user's tree, and its data directory its own.
-      for (const std::string& path : {src_, data_, attachments_}) {
-        ASSERT_EQ(
-            RunProgram({"chown", "-R", absl::StrCat(user->uid, ":", user->gid), path}).exit_code,
-            0);
-      }
-    }
-    absl::StatusOr<std::unique_ptr<Daemons>> d = Daemons::Start(
-        {.broker_flags = {"--data-dir=" + data_}, .unprivileged_broker = GetParam()});
-    ASSERT_TRUE(d.ok()) << d.status();
-    d_ = *std::move(d);
-    auto channel = grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials());
-    broker_ = v1::SandboxBroker::NewStub(channel);
-    workspaces_ = v1::SandboxWorkspace::NewStub(channel);
-    policy_ = v1::SandboxPolicy::NewStub(channel);
-
-    v1::Workspace w;
-    w.set_workspace_id("w");
-    for (const auto& [name, path] : {std::pair{"app", repo_}, std::pair{"lib", lib_}}) {
-      v1::WorkspaceRepository* r = w.add_repositories();
-      r->set_name(name);
-      r->set_path(path);
-    }
-    w.set_attachments_dir(attachments_);
-    grpc::ClientContext ctx;
-    v1::Workspace stored;
-    grpc::Status registered = workspaces_->RegisterWorkspace(&ctx, w, &stored);
+    ASSERT_NO_FATAL_FAILURE(SetUpWorkspace());
+    grpc::Status registered = Register({{"app", repo_}, {"lib", lib_}}, attachments_);
     ASSERT_TRUE(registered.ok()) << registered.error_message();
-    v1::ProvisionRequest p;
-    p.set_workspace_id("w");
-    p.set_conversation_id("c");
-    p.add_agent_ids("a1");
-    p.add_agent_ids("a2");
-    grpc::ClientContext pctx;
-    grpc::Status provisioned = workspaces_->ProvisionConversation(&pctx, p, &conversation_);
+    grpc::Status provisioned = Provision("c", {"a1", "a2"}, &conversation_);
     ASSERT_TRUE(provisioned.ok()) << provisioned.error_message() << "\n" << d_->BrokerLog();
     conv_ = conversation_.path();
     ASSERT_EQ(conv_, data_ + "/workspaces/w/conversations/c");
     std::ofstream(conv_ + "/agents/a2/work/secret") << "a2's notes\n";
   }
 
-  void TearDown() override {
-    d_.reset();
-    volume_.reset();
-  }
-
-  grpc::Status Launch(const std::string& id, v1::WorkspaceDispatch dispatch,
-                      v1::SandboxHandle* handle = nullptr) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_workspace_id("w");
-    dispatch.set_conversation_id("c");
-    *request.mutable_dispatch() = dispatch;
-    v1::SandboxHandle ignored;
-    grpc::ClientContext ctx;
-    return broker_->Launch(&ctx, request, handle != nullptr ? handle : &ignored);
-  }
-
-  std::string Sh(const std::string& session, const std::string& script, int* exit = nullptr) {
-    std::vector<v1::SandboxEvent> events =
-        ExecEvents(*broker_, ShExec(session, script), nullptr, absl::Seconds(60));
-    if (exit != nullptr) *exit = ExitOf(events);
-    return StdoutOf(events) + StderrOf(events);
-  }
-
-  grpc::Status Destroy(const std::string& id) {
-    v1::SessionRequest r;
-    r.set_session_id(id);
-    v1::SandboxHandle h;
-    grpc::ClientContext ctx;
-    return broker_->Destroy(&ctx, r, &h);
-  }
-
   grpc::Status Teardown(const std::string& agent, v1::TeardownResponse* out) {
-    v1::ConversationRequest r;
-    r.set_workspace_id("w");
-    r.set_conversation_id("c");
-    if (!agent.empty()) r.set_agent_id(agent);
-    grpc::ClientContext ctx;
-    return workspaces_->TeardownConversation(&ctx, r, out);
+    return WorkspaceFixture::Teardown("c", agent, out);
   }
 
-  static v1::WorkspaceDispatch Overlay(const std::string& agent) {
-    v1::WorkspaceDispatch d;
-    d.set_agent_id(agent);
-    d.set_kind(v1::WorkspaceDispatch::KIND_OVERLAY);
-    return d;
-  }
-
-  std::unique_ptr<TestVolume> volume_;
-  std::string root_, src_, repo_, lib_, attachments_, data_, conv_;
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> broker_;
-  std::unique_ptr<v1::SandboxWorkspace::Stub> workspaces_;
-  std::unique_ptr<v1::SandboxPolicy::Stub> policy_;
+  std::string conv_;
   v1::Conversation conversation_;
 };
 
