@@ -20,14 +20,23 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-# target | sources (globs; *_test.cc never match) | libs: absl, proto (the generated messages and
-# libprotobuf), grpc-free | -max_len
+# target | sources besides tests/fuzz/<target>.cc (globs; *_test.cc never match) | libs: absl,
+# proto (the generated messages and libprotobuf), any other NAME is -lNAME | -max_len
 TABLE='
 http_head_parser_fuzz    | proxy/http_head_parser.cc proxy/http_forward.cc | absl | 20000
 socks5_parser_fuzz       | proxy/socks5_parser.cc policy/egress/address.cc | absl | 1200
 egress_matcher_fuzz      | policy/egress/*.cc | absl | 600
 command_policy_fuzz      | policy/command/*.cc policy/mode.cc policy/plan/env_scrub.cc | absl | 8192
 receive_pack_fuzz        | gateway/pkt_line.cc gateway/receive_pack.cc gateway/report_status.cc | absl | 4000
+violation_line_fuzz      | policy/violations/parser.cc policy/violations/line_text.cc policy/violations/vocabulary.cc | absl proto | 12000
+shim_args_fuzz           | launcher/shim/shim_args.cc base/paths.cc | absl | 2000
+init_channel_fuzz        | launcher/shim/init_protocol.cc | absl | 8192
+pkt_line_fuzz            | gateway/pkt_line.cc gateway/report_status.cc gateway/receive_pack.cc | absl | 8192
+http_body_fuzz           | gateway/http_body.cc | absl | 4096
+ls_refs_fuzz             | gateway/upstream_symrefs.cc gateway/upstream.cc gateway/pkt_line.cc gateway/receive_pack.cc | absl curl | 4096
+hosts_file_fuzz          | proxy/hosts_file_resolver.cc proxy/resolver.cc policy/egress/host.cc policy/egress/address.cc | absl | 4096
+dashed_flags_fuzz        | | absl | 1024
+paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
 '
 
 seconds=""
@@ -69,7 +78,7 @@ if $list; then
 fi
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 for t in "${targets[@]}"; do
-  [[ -n "${srcs[$t]:-}" ]] || { echo "run_fuzz: unknown target '$t' (--list shows them)" >&2; exit 2; }
+  [[ -n "${max_len[$t]:-}" ]] || { echo "run_fuzz: unknown target '$t' (--list shows them)" >&2; exit 2; }
 done
 
 cxx=${CXX_FUZZ:-clang++}
@@ -79,7 +88,7 @@ mkdir -p "$work" "$build" || exit 1
 
 # --- build: a generated Makefile, so objects are shared between targets, built in parallel and
 # rebuilt only when their source or a header (-MMD) changed.
-flags='-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined'
+flags='-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -pthread -DASIO_STANDALONE -DASIO_NO_DEPRECATED'
 absl_libs=$(pkg-config --libs absl_statusor absl_strings absl_str_format absl_flat_hash_map \
   absl_synchronization absl_time 2>/dev/null) ||
   absl_libs='-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal -labsl_int128 -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash -labsl_synchronization -labsl_time'
@@ -98,9 +107,6 @@ expand() {  # the .cc files a table entry names
   echo "FLAGS := $flags"
   echo "CXXFLAGS := \$(FLAGS) -I\$(ROOT) -I\$(B)/gen -MMD -MP"
   echo ".DELETE_ON_ERROR:"
-  echo "\$(B)/flags.stamp: FORCE"
-  echo "	@mkdir -p \$(B); echo '\$(CXX) \$(FLAGS)' | cmp -s - \$@ || echo '\$(CXX) \$(FLAGS)' >\$@"
-  echo "FORCE:"
   echo "PROTOS := \$(ROOT)/proto/sandbox.proto \$(ROOT)/proto/launcher.proto \$(ROOT)/proto/policy.proto \$(ROOT)/proto/workspace.proto"
   echo "\$(B)/gen/proto.stamp: \$(PROTOS)"
   echo "	@mkdir -p \$(B)/gen && cd \$(ROOT) && /usr/bin/protoc -I. -I/usr/include --cpp_out=\$(B)/gen proto/sandbox.proto proto/launcher.proto proto/policy.proto proto/workspace.proto && touch \$@"
@@ -108,17 +114,22 @@ expand() {  # the .cc files a table entry names
   # The generated messages: sanitized, without coverage feedback (it would only steer the
   # fuzzer into accessors).
   echo "\$(B)/obj/gen/%.o: \$(B)/gen/%.cc \$(B)/flags.stamp"
-  echo "	@mkdir -p \$(@D); echo '   compile $<'; \$(CXX) \$(CXXFLAGS) -c \$< -o \$@"
+  echo "	@mkdir -p \$(@D); echo '   compile \$<'; \$(CXX) \$(CXXFLAGS) -c \$< -o \$@"
   echo "\$(B)/obj/%.o: \$(ROOT)/%.cc \$(B)/flags.stamp | \$(B)/gen/proto.stamp"
   echo "	@mkdir -p \$(@D); echo '   compile \$*.cc'; \$(CXX) \$(CXXFLAGS) -fsanitize=fuzzer-no-link -c \$< -o \$@"
   for t in "${targets[@]}"; do
     objs="\$(B)/obj/tests/fuzz/$t.o"
     for f in $(expand "${srcs[$t]}"); do objs+=" \$(B)/obj/${f%.cc}.o"; done
     link="$absl_libs"
-    if [[ " ${libs[$t]} " == *" proto "* ]]; then
-      for p in sandbox launcher policy workspace; do objs+=" \$(B)/obj/gen/proto/$p.pb.o"; done
-      link+=" -lprotobuf"
-    fi
+    for lib in ${libs[$t]}; do
+      case "$lib" in
+        absl) ;;
+        proto)
+          for p in sandbox launcher policy workspace; do objs+=" \$(B)/obj/gen/proto/$p.pb.o"; done
+          link+=" -lprotobuf" ;;
+        *) link+=" -l$lib" ;;
+      esac
+    done
     echo "\$(B)/bin/$t: $objs"
     echo "	@mkdir -p \$(@D); echo '   link $t'; \$(CXX) \$(FLAGS) -fsanitize=fuzzer \$^ $link -lpthread -o \$@"
     echo "all: \$(B)/bin/$t"
@@ -126,17 +137,19 @@ expand() {  # the .cc files a table entry names
   echo "-include \$(shell find \$(B)/obj -name '*.d' 2>/dev/null)"
 } >"$build/Makefile"
 
+# Objects depend on the compiler and its flags too.
+echo "$cxx $flags" | cmp -s - "$build/flags.stamp" || echo "$cxx $flags" >"$build/flags.stamp"
 echo "== fuzz: building ${#targets[@]} target(s) in $build"
 build_start=$(date +%s)
+unbuilt=()
 if ! make -s -k -j"$jobs" -f "$build/Makefile" all >"$build/make.log" 2>&1; then
   grep -v '^   compile\|^   link' "$build/make.log" | head -40
-  failed_build=()
-  for t in "${targets[@]}"; do [[ -x "$build/bin/$t" ]] || failed_build+=("$t"); done
-  echo "run_fuzz: the build failed (${failed_build[*]:-see above}); full log: $build/make.log" >&2
-  summary=()
-  for t in "${targets[@]}"; do summary+=("$t FAILED TO BUILD"); done
-  echo "fuzz: $(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
-  exit 1
+  for t in "${targets[@]}"; do
+    make -q -f "$build/Makefile" "$build/bin/$t" 2>/dev/null || unbuilt+=("$t")
+  done
+  echo "run_fuzz: the build failed for ${unbuilt[*]:-a target}; full log: $build/make.log" >&2
+  # An old binary of a target whose new sources do not compile must not run instead.
+  for t in "${unbuilt[@]}"; do rm -f "$build/bin/$t"; done
 fi
 echo "== fuzz: built in $(($(date +%s) - build_start))s ($(grep -c '^   compile' "$build/make.log") compiled)"
 
@@ -173,6 +186,10 @@ run_one() {  # run_one <target>: writes $work/results/<target>
 echo "== fuzz: running ${#targets[@]} target(s), $jobs at a time (${seconds:+${seconds}s}${seconds:+${runs:+ or }}${runs:+$runs runs} each)"
 rm -f "$work/results/"*
 for t in "${targets[@]}"; do
+  if [[ " ${unbuilt[*]} " == *" $t "* ]]; then
+    echo "$t build - - - - -" >"$work/results/$t"
+    continue
+  fi
   while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
   run_one "$t" &
 done
@@ -184,13 +201,14 @@ printf '%-28s %12s %9s %8s %8s %8s  %s\n' target executions exec/s seconds corpu
 for t in "${targets[@]}"; do
   read -r _ rc execs rate secs corpus found <"$work/results/$t"
   result=ok
-  [[ $rc -ne 0 ]] && result=FAILED && status=1
+  [[ $rc != 0 ]] && result=FAILED && status=1
+  [[ $rc == build ]] && result="FAILED TO BUILD"
   printf '%-28s %12s %9s %8s %8s %8s  %s\n' "$t" "$execs" "$rate" "$secs" "$corpus" "$found" "$result"
   summary+=("$t $result")
 done
 for t in "${targets[@]}"; do
   read -r _ rc _ <"$work/results/$t"
-  [[ $rc -eq 0 ]] && continue
+  [[ $rc == 0 || $rc == build ]] && continue
   echo "!! $t: see $work/logs/$t.log"
   grep -E 'invariant failed|ERROR:|SUMMARY:|runtime error|Test unit written|deadly signal|ALARM' \
     "$work/logs/$t.log" | head -8 | sed 's/^/   /'
