@@ -65,6 +65,16 @@ absl::Status CheckMounts(const v1::LaunchPlan& plan, const PlanLimits& limits) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".guestPath: must equal hostPath on the native backend"));
     }
+    // bwrap mounts in order: a parent after its child covers it, and the deny-write rendering,
+    // which takes the deepest mount as the one in force, would leave a protected path writable.
+    for (int j = 0; j < i; ++j) {
+      const std::string& earlier = plan.mounts(j).guest_path();
+      if (earlier != mount.guest_path() && IsUnderOrEqual(earlier, mount.guest_path())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".guestPath: ", QuoteInput(mount.guest_path()), " comes after mounts[", j, "] ",
+            QuoteInput(earlier), " beneath it; list parents first"));
+      }
+    }
     for (const std::string& dir : limits.forbidden_dirs) {
       if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {
         return absl::InvalidArgumentError(

@@ -74,6 +74,17 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_mounts(0)->set_guest_path("/run/ccsandbox/x");
        },
        "mounts[0].hostPath"},
+      {"a parent after its child",
+       [](v1::LaunchPlan& p) {
+         v1::PlanMount* child = p.mutable_mounts(0);
+         child->set_host_path("/work/tree/sub");
+         child->set_guest_path("/work/tree/sub");
+         child->set_read_only(true);
+         v1::PlanMount* parent = p.add_mounts();
+         parent->set_host_path("/work/tree");
+         parent->set_guest_path("/work/tree");
+       },
+       "mounts[1].guestPath"},
       {"deny read", [](v1::LaunchPlan& p) { p.add_deny_read_paths("rel"); }, "denyReadPaths[0]"},
       {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
        "denyWritePaths[0]"},
