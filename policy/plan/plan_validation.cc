@@ -61,7 +61,8 @@ absl::Status CheckMounts(const v1::LaunchPlan& plan, const PlanLimits& limits) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".hostPath: binding '/' would expose the whole host"));
     }
-    if (mount.guest_path() != mount.host_path()) {
+    // The none backend mounts nothing (a spec's guestPath may differ there, ValidateSpec).
+    if (plan.backend() == v1::SANDBOX_BACKEND_NATIVE && mount.guest_path() != mount.host_path()) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".guestPath: must equal hostPath on the native backend"));
     }

@@ -42,6 +42,17 @@ TEST(ValidatePlan, AcceptsAWorkdirTheSandboxHas) {
   EXPECT_TRUE(ValidatePlan(none, kLimits).ok());
 }
 
+// A spec may give a bind another guestPath on any backend but the native one (ValidateSpec); the
+// none backend mounts nothing, so its plans carry such mounts as they are.
+TEST(ValidatePlan, AcceptsANonePlanWhoseMountsMoveTheirGuestPath) {
+  v1::LaunchPlan none = GoodPlan();
+  none.set_backend(v1::SANDBOX_BACKEND_NONE);
+  none.mutable_mounts(0)->set_guest_path("/elsewhere");
+  EXPECT_TRUE(ValidatePlan(none, kLimits).ok());
+  none.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  EXPECT_EQ(ValidatePlan(none, kLimits).message().rfind("mounts[0].guestPath", 0), 0u);
+}
+
 TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
   struct Case {
     const char* name;
