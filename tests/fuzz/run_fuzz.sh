@@ -20,24 +20,30 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-# target | sources besides tests/fuzz/<target>.cc (globs; *_test.cc never match) | libs: absl,
-# proto (the generated messages and libprotobuf), any other NAME is -lNAME | -max_len
-TABLE='
+# Source groups several targets share.
+egress='policy/egress/*.cc'
+plan='policy/plan/{workdir_visible,trusted_names,spec_validation,push_wiring,push_spec,plan_validation,path_spellings,launch_plan,input_limits,filename_policy,filename_patterns,egress_wiring,deny_sets,create_guard_plan,bwrap_argv}.cc policy/guardrails/guardrails.cc policy/mode.cc base/paths.cc launcher/shim_plan.cc launcher/shim/shim_args.cc'
+
+# target | sources besides tests/fuzz/<target>.cc (globs and {a,b}; *_test.cc never match) |
+# libs: absl, proto (the generated messages and libprotobuf), any other NAME is -lNAME | -max_len
+TABLE="
 http_head_parser_fuzz    | proxy/http_head_parser.cc proxy/http_forward.cc | absl | 20000
 socks5_parser_fuzz       | proxy/socks5_parser.cc policy/egress/address.cc | absl | 1200
-egress_matcher_fuzz      | policy/egress/*.cc | absl | 600
+egress_matcher_fuzz      | $egress | absl | 600
 command_policy_fuzz      | policy/command/*.cc policy/mode.cc policy/plan/env_scrub.cc | absl | 8192
 receive_pack_fuzz        | gateway/pkt_line.cc gateway/receive_pack.cc gateway/report_status.cc | absl | 4000
-violation_line_fuzz      | policy/violations/parser.cc policy/violations/line_text.cc policy/violations/vocabulary.cc | absl proto | 12000
+violation_line_fuzz      | policy/violations/{parser,line_text,vocabulary}.cc | absl proto | 12000
 shim_args_fuzz           | launcher/shim/shim_args.cc base/paths.cc | absl | 2000
 init_channel_fuzz        | launcher/shim/init_protocol.cc | absl | 8192
-pkt_line_fuzz            | gateway/pkt_line.cc gateway/report_status.cc gateway/receive_pack.cc | absl | 8192
+pkt_line_fuzz            | gateway/{pkt_line,report_status,receive_pack}.cc | absl | 8192
 http_body_fuzz           | gateway/http_body.cc | absl | 4096
-ls_refs_fuzz             | gateway/upstream_symrefs.cc gateway/upstream.cc gateway/pkt_line.cc gateway/receive_pack.cc | absl curl | 4096
-hosts_file_fuzz          | proxy/hosts_file_resolver.cc proxy/resolver.cc policy/egress/host.cc policy/egress/address.cc | absl | 4096
+ls_refs_fuzz             | gateway/{upstream_symrefs,upstream,pkt_line,receive_pack}.cc | absl curl | 4096
+hosts_file_fuzz          | proxy/{hosts_file_resolver,resolver}.cc policy/egress/{host,address}.cc | absl | 4096
 dashed_flags_fuzz        | | absl | 1024
 paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
-'
+launch_plan_fuzz         | $plan | absl proto | 6000
+spec_json_fuzz           | $plan broker/cli_spec.cc $egress | absl proto | 6000
+"
 
 seconds=""
 runs=""
@@ -94,7 +100,7 @@ absl_libs=$(pkg-config --libs absl_statusor absl_strings absl_str_format absl_fl
   absl_libs='-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal -labsl_int128 -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash -labsl_synchronization -labsl_time'
 expand() {  # the .cc files a table entry names
   local pattern f
-  for pattern in $1; do
+  for pattern in $(eval echo "$1"); do  # brace expansion first, then the globs
     for f in $(compgen -G "$pattern" | sort); do
       [[ "$f" == *_test.cc ]] || echo "$f"
     done
@@ -213,8 +219,9 @@ for t in "${targets[@]}"; do
   grep -E 'invariant failed|ERROR:|SUMMARY:|runtime error|Test unit written|deadly signal|ALARM' \
     "$work/logs/$t.log" | head -8 | sed 's/^/   /'
   for f in $(ls -t "$work/crashes/$t/" 2>/dev/null | head -3); do
-    echo "   crashing input $work/crashes/$t/$f:"
-    od -c "$work/crashes/$t/$f" | head -12 | sed 's/^/     /'
+    echo "   crashing input $work/crashes/$t/$f ($(stat -c %s "$work/crashes/$t/$f") bytes; cat -v):"
+    head -c 768 "$work/crashes/$t/$f" | cat -v | fold -w 96 | head -12 | sed 's/^/     /'
+    echo
   done
 done
 limit_text=${seconds:+${seconds}s}${seconds:+${runs:+ or }}${runs:+$runs runs}
