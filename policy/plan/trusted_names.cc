@@ -310,6 +310,10 @@ TrustedNameRules::TrustedNameRules(std::vector<std::string> rules,
 std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const {
   const std::vector<absl::string_view> parts = Components(path);
   std::vector<size_t> candidates;
+  // Rules that start with "**" may match no component at all ("/" for "**"): always tried.
+  for (const auto& [suffix, r] : by_suffix_) {
+    if (suffix.empty()) candidates.push_back(r);
+  }
   std::string lower;
   for (absl::string_view part : parts) {
     lower.assign(part.data(), part.size());
@@ -319,7 +323,7 @@ std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const
       candidates.insert(candidates.end(), it->second.begin(), it->second.end());
     }
     for (const auto& [suffix, r] : by_suffix_) {
-      if (absl::EndsWith(lower, suffix)) candidates.push_back(r);
+      if (!suffix.empty() && absl::EndsWith(lower, suffix)) candidates.push_back(r);
     }
   }
   if (candidates.empty()) return std::nullopt;

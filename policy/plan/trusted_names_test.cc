@@ -90,6 +90,16 @@ TEST(TrustedNameRules, MatchBeneathCatchesNamesThatMakeTheirContentsTrusted) {
   EXPECT_FALSE(rules.MatchBeneath("/w/build/out").has_value());
 }
 
+// The rule index never loses a rule the plain matcher would take: "**" matches every path, the
+// root's no components included (found by filename_rules_fuzz).
+TEST(TrustedNameRules, RulesOfOnlyDoubleStarsMatchEveryPath) {
+  absl::StatusOr<TrustedNameRules> rules = TrustedNameRules::Create({"**"});
+  ASSERT_TRUE(rules.ok());
+  for (const char* path : {"/", "/w", "/w/x/y"}) {
+    EXPECT_EQ(rules->Match(path).value_or(""), "**") << path;
+  }
+}
+
 TEST(TrustedNameRules, BadRulesAreRefusedNamingTheField) {
   for (const char* bad : {"", "/abs", "a//b", "a/./b", "../x", "x[", "a\\"}) {
     absl::StatusOr<TrustedNameRules> r = TrustedNameRules::Create({bad});
