@@ -301,7 +301,12 @@ TrustedNameRules::TrustedNameRules(std::vector<std::string> rules,
       by_first_name_[absl::AsciiStrToLower(first)].push_back(r);
     } else {
       std::string suffix = first.substr(first.rfind('*') + 1);
-      if (suffix.find_first_of("?[\\") != std::string::npos || first == "**") suffix.clear();
+      // The last '*' is a wildcard only outside classes and escapes ("*[a*]x" ends in 'a', '*'
+      // or ']'... then "x", not in "]x"): with either, every component is a candidate.
+      if (first.find_first_of("[\\") != std::string::npos ||
+          suffix.find('?') != std::string::npos || first == "**") {
+        suffix.clear();
+      }
       by_suffix_.emplace_back(absl::AsciiStrToLower(suffix), r);
     }
   }

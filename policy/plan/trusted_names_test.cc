@@ -100,6 +100,16 @@ TEST(TrustedNameRules, RulesOfOnlyDoubleStarsMatchEveryPath) {
   }
 }
 
+// The index never takes text inside a class for the literal end of a name: "*[ac*]x" matches
+// "yax" (found by filename_rules_fuzz: it only tried names ending in "]x").
+TEST(TrustedNameRules, AClassWithAStarIsNoLiteralSuffix) {
+  absl::StatusOr<TrustedNameRules> rules = TrustedNameRules::Create({"*[ac*]x", "x\\*y/z"});
+  ASSERT_TRUE(rules.ok());
+  EXPECT_EQ(rules->Match("/w/yax").value_or(""), "*[ac*]x");
+  EXPECT_EQ(rules->Match("/w/Y*X").value_or(""), "*[ac*]x");
+  EXPECT_EQ(rules->Match("/w/x*Y/z").value_or(""), "x\\*y/z");
+}
+
 TEST(TrustedNameRules, BadRulesAreRefusedNamingTheField) {
   for (const char* bad : {"", "/abs", "a//b", "a/./b", "../x", "x[", "a\\"}) {
     absl::StatusOr<TrustedNameRules> r = TrustedNameRules::Create({bad});
