@@ -15,8 +15,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "gateway/credential_request.h"
 #include "gateway/http_body.h"
 #include "gateway/push_decision.h"
 #include "gateway/receive_pack.h"
@@ -112,26 +112,6 @@ absl::StatusOr<proxy::HttpRequestHead> ReadHead(Client& client) {
     scanned = client.pending.size();
     if (absl::Status read = client.Read(); !read.ok()) return read;
   }
-}
-
-// The repository git's credential request (protocol, host, path) names, or null.
-const GatewayRepository* RepositoryAsked(absl::string_view request,
-                                         const std::vector<GatewayRepository>& repositories) {
-  std::string protocol, host, path;
-  for (absl::string_view line : absl::StrSplit(request, '\n', absl::SkipEmpty())) {
-    const size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) continue;
-    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
-    if (key == "protocol") protocol = std::string(value);
-    if (key == "host") host = std::string(value);
-    if (key == "path") path = std::string(absl::StripSuffix(absl::StripSuffix(value, "/"), ".git"));
-  }
-  const std::string asked = absl::StrCat(protocol, "://", host, "/", path);
-  for (const GatewayRepository& repo : repositories) {
-    absl::string_view url = absl::StripSuffix(absl::StripSuffix(repo.upstream_url, "/"), ".git");
-    if (url == asked) return &repo;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -421,7 +401,7 @@ class GatewayRequest {
       // The only credential can push (a personal token): in the run, it would push around the
       // rule. Fetches of private repositories go without.
       Say("credential asked: none given, the only credential can push");
-    } else if (const GatewayRepository* repo = RepositoryAsked(request, options_.repositories)) {
+    } else if (const GatewayRepository* repo = Asked(request)) {
       absl::StatusOr<Credential> read = reads_.For(*repo, options_);
       if (read.ok()) {
         answer = absl::StrCat("username=", read->username, "\npassword=", read->password, "\n");
@@ -434,6 +414,14 @@ class GatewayRequest {
     }
     client_.Write(absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ",
                                answer.size(), "\r\nConnection: close\r\n\r\n", answer));
+  }
+
+  // The session's repository git's credential request names, or null.
+  const GatewayRepository* Asked(absl::string_view request) const {
+    std::vector<std::string> urls;
+    for (const GatewayRepository& repo : options_.repositories) urls.push_back(repo.upstream_url);
+    const std::optional<size_t> i = RepositoryAsked(ParseCredentialRequest(request), urls);
+    return i.has_value() ? &options_.repositories[*i] : nullptr;
   }
 
   const PushGatewayOptions& options_;

@@ -51,8 +51,11 @@ bool ParseTraceeStatus(absl::string_view status, TraceeIdentity* identity) {
   int found = 0;
   while (!status.empty()) {
     const size_t end = status.find('\n');
-    absl::string_view line = status.substr(0, end);
-    status = end == absl::string_view::npos ? absl::string_view() : status.substr(end + 1);
+    // The kernel ends every line: one without its '\n' is a read cut short (a status larger
+    // than the buffer), whose last number may be cut too ("NSpid: 12" of "NSpid: 1234").
+    if (end == absl::string_view::npos) break;
+    const absl::string_view line = status.substr(0, end);
+    status = status.substr(end + 1);
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
     const absl::string_view key = line.substr(0, colon), rest = line.substr(colon + 1);

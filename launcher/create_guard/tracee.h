@@ -49,7 +49,8 @@ class TraceeIdentityReader {
   absl::flat_hash_map<pid_t, UniqueFd> open_;
 };
 
-// Parses the text of /proc/TID/status; false when a field we need is missing.
+// Parses the text of /proc/TID/status; false when a field we need is missing. A last line
+// without its '\n' (the text was cut short) is not read.
 bool ParseTraceeStatus(absl::string_view status, TraceeIdentity* identity);
 
 // A path argument: at most PATH_MAX bytes including the NUL, else ENAMETOOLONG.

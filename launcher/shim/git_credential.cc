@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/unique_fd.h"
@@ -19,6 +20,12 @@ constexpr size_t kMaxRequest = 64 * 1024;
 constexpr size_t kMaxResponse = 64 * 1024;
 
 }  // namespace
+
+std::string CredentialAnswer(absl::string_view response) {
+  const size_t body = response.find("\r\n\r\n");
+  if (!absl::StartsWith(response, "HTTP/1.1 200 ") || body == absl::string_view::npos) return "";
+  return std::string(response.substr(body + 4));
+}
 
 int RunGitCredentialHelper(const std::string& port_text, const std::string& operation) {
   if (operation != "get") return 0;
@@ -54,9 +61,7 @@ int RunGitCredentialHelper(const std::string& port_text, const std::string& oper
     response.append(buf, got);
     if (response.size() > kMaxResponse) return 0;
   }
-  const size_t body = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.1 200 ", 0) != 0 || body == std::string::npos) return 0;
-  const std::string answer = response.substr(body + 4);
+  const std::string answer = CredentialAnswer(response);
   fwrite(answer.data(), 1, answer.size(), stdout);
   return 0;
 }

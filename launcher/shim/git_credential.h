@@ -9,9 +9,16 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 namespace ccsandbox::launcher {
 
 inline constexpr char kGitCredentialFlag[] = "--git-credential=";
+
+// What the helper prints for the gateway's answer to its request (the whole HTTP response, read
+// to the connection's end): the body of a "200" response, git's "key=value" lines; "" for
+// anything else, and git then goes on without a credential.
+std::string CredentialAnswer(absl::string_view response);
 
 // Runs the helper: `port_text` the gateway's port, `operation` git's (get, store, erase).
 // Returns the exit code (0 also when there is no credential: git then goes on without one).

@@ -21,7 +21,11 @@ std::optional<bool> MatchClass(absl::string_view pattern, size_t p, char c, size
     negate = true;
     ++p;
   }
-  const char folded = absl::ascii_tolower(static_cast<unsigned char>(c));
+  // Case-insensitive by construction: c matches when it, or its other ASCII case, lies in the
+  // range as written (folding the range's ends instead lets "[*-a]" take 'Y' but not 'y').
+  const auto u = static_cast<unsigned char>(c);
+  const unsigned char spellings[] = {u, static_cast<unsigned char>(absl::ascii_tolower(u)),
+                                     static_cast<unsigned char>(absl::ascii_toupper(u))};
   bool matched = false;
   bool first = true;
   while (p < pattern.size() && (first || pattern[p] != ']')) {
@@ -35,9 +39,11 @@ std::optional<bool> MatchClass(absl::string_view pattern, size_t p, char c, size
       if (hi == '\\' && p + 2 < pattern.size()) hi = pattern[++p + 1];
       p += 2;
     }
-    const char flo = absl::ascii_tolower(static_cast<unsigned char>(lo));
-    const char fhi = absl::ascii_tolower(static_cast<unsigned char>(hi));
-    if ((folded >= flo && folded <= fhi) || (c >= lo && c <= hi)) matched = true;
+    for (const unsigned char x : spellings) {
+      if (x >= static_cast<unsigned char>(lo) && x <= static_cast<unsigned char>(hi)) {
+        matched = true;
+      }
+    }
   }
   if (p >= pattern.size()) return std::nullopt;
   end = p + 1;

@@ -53,6 +53,23 @@ TEST(FilenamePatterns, GlobSyntax) {
   EXPECT_FALSE(FilenamePatterns::Create({"lit\\*"})->Match("literal").has_value());
 }
 
+// A range that crosses the letters matches a name whatever its case (found by
+// filename_rules_fuzz: "[*-a]" took 'Y' but not 'y'); bytes above 0x7f compare unsigned.
+TEST(FilenamePatterns, RangesIgnoreCaseAndCompareBytesUnsigned) {
+  for (const char* name : {"Y.pem", "y.pem", "z.pem", "Z.pem"}) {
+    EXPECT_TRUE(NameGlobMatches("[*-a].pem", name)) << name;
+  }
+  EXPECT_FALSE(NameGlobMatches("[*-a].pem", "~.pem"));
+  for (const char* name : {"z.pem", "Z.pem", "a.pem", "A.pem", "_.pem"}) {
+    EXPECT_TRUE(NameGlobMatches("[Z-a].pem", name)) << name;
+  }
+  for (const char* name : {"y.pem", "Y.pem", "b.pem"}) {
+    EXPECT_FALSE(NameGlobMatches("[Z-a].pem", name)) << name;
+  }
+  EXPECT_TRUE(NameGlobMatches("[\x80-\xff]*", "\xc3\xa9t\xc3\xa9"));
+  EXPECT_FALSE(NameGlobMatches("[\x80-\xff]*", "ete"));
+}
+
 TEST(FilenamePatterns, StarBacktracks) {
   absl::StatusOr<FilenamePatterns> patterns = FilenamePatterns::Create({"*a*b*c"});
   ASSERT_TRUE(patterns.ok());

@@ -61,9 +61,20 @@ absl::Status CheckMounts(const v1::LaunchPlan& plan, const PlanLimits& limits) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".hostPath: binding '/' would expose the whole host"));
     }
-    if (mount.guest_path() != mount.host_path()) {
+    // The none backend mounts nothing (a spec's guestPath may differ there, ValidateSpec).
+    if (plan.backend() == v1::SANDBOX_BACKEND_NATIVE && mount.guest_path() != mount.host_path()) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".guestPath: must equal hostPath on the native backend"));
+    }
+    // bwrap mounts in order: a parent after its child covers it, and the deny-write rendering,
+    // which takes the deepest mount as the one in force, would leave a protected path writable.
+    for (int j = 0; j < i; ++j) {
+      const std::string& earlier = plan.mounts(j).guest_path();
+      if (earlier != mount.guest_path() && IsUnderOrEqual(earlier, mount.guest_path())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ".guestPath: ", QuoteInput(mount.guest_path()), " comes after mounts[", j, "] ",
+            QuoteInput(earlier), " beneath it; list parents first"));
+      }
     }
     for (const std::string& dir : limits.forbidden_dirs) {
       if (IsUnderOrEqual(dir, mount.host_path()) || IsUnderOrEqual(mount.host_path(), dir)) {

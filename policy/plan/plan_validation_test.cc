@@ -42,6 +42,17 @@ TEST(ValidatePlan, AcceptsAWorkdirTheSandboxHas) {
   EXPECT_TRUE(ValidatePlan(none, kLimits).ok());
 }
 
+// A spec may give a bind another guestPath on any backend but the native one (ValidateSpec); the
+// none backend mounts nothing, so its plans carry such mounts as they are.
+TEST(ValidatePlan, AcceptsANonePlanWhoseMountsMoveTheirGuestPath) {
+  v1::LaunchPlan none = GoodPlan();
+  none.set_backend(v1::SANDBOX_BACKEND_NONE);
+  none.mutable_mounts(0)->set_guest_path("/elsewhere");
+  EXPECT_TRUE(ValidatePlan(none, kLimits).ok());
+  none.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  EXPECT_EQ(ValidatePlan(none, kLimits).message().rfind("mounts[0].guestPath", 0), 0u);
+}
+
 TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
   struct Case {
     const char* name;
@@ -74,6 +85,17 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_mounts(0)->set_guest_path("/run/ccsandbox/x");
        },
        "mounts[0].hostPath"},
+      {"a parent after its child",
+       [](v1::LaunchPlan& p) {
+         v1::PlanMount* child = p.mutable_mounts(0);
+         child->set_host_path("/work/tree/sub");
+         child->set_guest_path("/work/tree/sub");
+         child->set_read_only(true);
+         v1::PlanMount* parent = p.add_mounts();
+         parent->set_host_path("/work/tree");
+         parent->set_guest_path("/work/tree");
+       },
+       "mounts[1].guestPath"},
       {"deny read", [](v1::LaunchPlan& p) { p.add_deny_read_paths("rel"); }, "denyReadPaths[0]"},
       {"deny write", [](v1::LaunchPlan& p) { p.add_deny_write_paths("/a/./b"); },
        "denyWritePaths[0]"},

@@ -1,6 +1,7 @@
 #include "policy/plan/trusted_names.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -12,18 +13,29 @@
 namespace ccsandbox::policy {
 namespace {
 
-// Components `pattern[p..]` against all of `path[i..]`; "**" takes any number, none included.
-bool MatchFrom(const std::vector<std::string>& pattern, size_t p,
-               const std::vector<absl::string_view>& path, size_t i) {
-  if (p == pattern.size()) return i == path.size();
-  if (pattern[p] == "**") {
-    for (size_t k = i; k <= path.size(); ++k) {
-      if (MatchFrom(pattern, p + 1, path, k)) return true;
+// Components `pattern` against all of `path`; "**" takes any number, none included. Memoised on
+// (pattern component, path component): plain backtracking is exponential in the path's depth
+// once a rule has several "**" (a client's denyWriteNames rule, a path the sandbox makes deep),
+// and this runs for every name the create guard is asked about.
+bool MatchFrom(const std::vector<std::string>& pattern,
+               const std::vector<absl::string_view>& path) {
+  const size_t width = path.size() + 1;
+  std::vector<int8_t> memo((pattern.size() + 1) * width, -1);
+  auto match = [&](auto&& self, size_t p, size_t i) -> bool {
+    int8_t& known = memo[p * width + i];
+    if (known >= 0) return known;
+    bool result;
+    if (p == pattern.size()) {
+      result = i == path.size();
+    } else if (pattern[p] == "**") {
+      result = self(self, p + 1, i) || (i < path.size() && self(self, p, i + 1));
+    } else {
+      result = i < path.size() && NameGlobMatches(pattern[p], path[i]) && self(self, p + 1, i + 1);
     }
-    return false;
-  }
-  return i < path.size() && NameGlobMatches(pattern[p], path[i]) &&
-         MatchFrom(pattern, p + 1, path, i + 1);
+    known = result;
+    return result;
+  };
+  return match(match, 0, 0);
 }
 
 std::vector<absl::string_view> Components(absl::string_view path) {
@@ -301,7 +313,12 @@ TrustedNameRules::TrustedNameRules(std::vector<std::string> rules,
       by_first_name_[absl::AsciiStrToLower(first)].push_back(r);
     } else {
       std::string suffix = first.substr(first.rfind('*') + 1);
-      if (suffix.find_first_of("?[\\") != std::string::npos || first == "**") suffix.clear();
+      // The last '*' is a wildcard only outside classes and escapes ("*[a*]x" ends in 'a', '*'
+      // or ']'... then "x", not in "]x"): with either, every component is a candidate.
+      if (first.find_first_of("[\\") != std::string::npos ||
+          suffix.find('?') != std::string::npos || first == "**") {
+        suffix.clear();
+      }
       by_suffix_.emplace_back(absl::AsciiStrToLower(suffix), r);
     }
   }
@@ -310,6 +327,10 @@ TrustedNameRules::TrustedNameRules(std::vector<std::string> rules,
 std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const {
   const std::vector<absl::string_view> parts = Components(path);
   std::vector<size_t> candidates;
+  // Rules that start with "**" may match no component at all ("/" for "**"): always tried.
+  for (const auto& [suffix, r] : by_suffix_) {
+    if (suffix.empty()) candidates.push_back(r);
+  }
   std::string lower;
   for (absl::string_view part : parts) {
     lower.assign(part.data(), part.size());
@@ -319,15 +340,14 @@ std::optional<std::string> TrustedNameRules::Match(absl::string_view path) const
       candidates.insert(candidates.end(), it->second.begin(), it->second.end());
     }
     for (const auto& [suffix, r] : by_suffix_) {
-      if (absl::EndsWith(lower, suffix)) candidates.push_back(r);
+      if (!suffix.empty() && absl::EndsWith(lower, suffix)) candidates.push_back(r);
     }
   }
   if (candidates.empty()) return std::nullopt;
   std::sort(candidates.begin(), candidates.end());  // the first rule in order wins
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   for (size_t r : candidates) {
-    if (MatchFrom(components_[r], 0, parts, 0) &&
-        (unless_[r].empty() || !MatchFrom(unless_[r], 0, parts, 0))) {
+    if (MatchFrom(components_[r], parts) && (unless_[r].empty() || !MatchFrom(unless_[r], parts))) {
       return rules_[r];
     }
   }
@@ -341,7 +361,7 @@ std::optional<std::string> TrustedNameRules::MatchBeneath(absl::string_view dir)
     // something beneath it.
     for (size_t end = 2; end < components_[r].size(); ++end) {
       const std::vector<std::string> prefix(components_[r].begin(), components_[r].begin() + end);
-      if (MatchFrom(prefix, 0, parts, 0)) return rules_[r];
+      if (MatchFrom(prefix, parts)) return rules_[r];
     }
   }
   return std::nullopt;

@@ -1,5 +1,5 @@
 // libFuzzer target for the shell command policy: the parser, the classifier and every mode's
-// decision. Built and run by tests/fuzz/run_command_policy_fuzz.sh, not by `bazel test`.
+// decision. Built and run by tests/fuzz/run_fuzz.sh, not by `bazel test`.
 // Invariants (a violation traps, so libFuzzer keeps the input):
 //  - nothing crashes, hangs or reads out of bounds (ASan, UBSan, -timeout);
 //  - input the parser rejects is denied in every mode, as unparseable, with a reason;

@@ -1,6 +1,6 @@
 // libFuzzer target: the HTTP proxy's request-head parser, target parsers and forwarded head.
 // Invariants: never crash; a parsed head is within the bounds; the head forwarded upstream is
-// itself a valid head without proxy credentials. Build and run: tests/fuzz/run_egress_fuzz.sh.
+// itself a valid head without proxy credentials. Build and run: tests/fuzz/run_fuzz.sh.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
