@@ -42,6 +42,8 @@ hosts_file_fuzz          | proxy/{hosts_file_resolver,resolver}.cc policy/egress
 dashed_flags_fuzz        | | absl | 1024
 paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
 launch_plan_fuzz         | $plan | absl proto | 6000
+git_config_fuzz          | policy/plan/git_config_paths.cc base/paths.cc | absl | 2048
+credential_fuzz          | gateway/credential_request.cc launcher/shim/git_credential.cc policy/plan/{push_wiring,egress_wiring}.cc | absl | 2048
 filename_rules_fuzz      | policy/plan/{filename_patterns,trusted_names}.cc | absl | 4096
 proc_status_fuzz         | launcher/create_guard/tracee.cc base/peer_check.cc | absl | 16384
 spec_json_fuzz           | $plan broker/cli_spec.cc $egress | absl proto | 6000
