@@ -38,6 +38,7 @@ init_channel_fuzz        | launcher/shim/init_protocol.cc | absl | 8192
 pkt_line_fuzz            | gateway/{pkt_line,report_status,receive_pack}.cc | absl | 8192
 http_body_fuzz           | gateway/http_body.cc | absl | 4096
 ls_refs_fuzz             | gateway/{upstream_symrefs,upstream,pkt_line,receive_pack}.cc | absl curl | 4096
+guardrails_fuzz          | policy/guardrails/guardrails.cc | absl | 2048
 hosts_file_fuzz          | proxy/{hosts_file_resolver,resolver}.cc policy/egress/{host,address}.cc | absl | 4096
 dashed_flags_fuzz        | | absl | 1024
 paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
