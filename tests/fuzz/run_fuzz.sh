@@ -41,6 +41,7 @@ ls_refs_fuzz             | gateway/{upstream_symrefs,upstream,pkt_line,receive_p
 guardrails_fuzz          | policy/guardrails/guardrails.cc | absl | 2048
 hosts_file_fuzz          | proxy/{hosts_file_resolver,resolver}.cc policy/egress/{host,address}.cc | absl | 4096
 dashed_flags_fuzz        | | absl | 1024
+path_confinement_fuzz    | policy/guardrails/path_confinement.cc base/paths.cc | absl | 512
 paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
 launch_plan_fuzz         | $plan | absl proto | 6000
 git_config_fuzz          | policy/plan/git_config_paths.cc base/paths.cc | absl | 2048
