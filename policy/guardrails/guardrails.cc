@@ -40,12 +40,13 @@ bool GlobMatch(absl::string_view pattern, absl::string_view text) {
   size_t star = absl::string_view::npos;
   size_t star_t = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
+    // '*' first: a '*' in the text is no reason to take the pattern's '*' for a literal.
+    if (p < pattern.size() && pattern[p] == '*') {
       star = p++;
       star_t = t;
+    } else if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
     } else if (star != absl::string_view::npos) {
       p = star + 1;
       t = ++star_t;

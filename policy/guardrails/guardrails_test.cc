@@ -143,6 +143,8 @@ TEST(RefPatternMatches, Table) {
   EXPECT_FALSE(RefPatternMatches("refs/tags/*", "v1"));
   EXPECT_TRUE(RefPatternMatches("*", "refs/tags/v1"));
   EXPECT_TRUE(RefPatternMatches("*main*", "feature/main-fix"));
+  // A '*' in the text is text (found by guardrails_fuzz against fnmatch).
+  EXPECT_TRUE(RefPatternMatches("*x/*", "a *x/*b"));
 }
 
 TEST(ParseGuardrailRule, RoundTripsAndRejectsNonsense) {

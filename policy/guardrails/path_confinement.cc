@@ -169,6 +169,11 @@ absl::StatusOr<ConfinedPath> ConfinePath(const HostView& fs,
       return absl::InvalidArgumentError(absl::StrCat(field, ": '/' confines nothing"));
     }
     absl::StatusOr<Resolution> r = unconfined.Resolve(roots[i].path, roots[i].path, false);
+    if (r.ok() && r->path == "/") {
+      // A root that is a symlink to "/" (or up to it) would confine nothing either.
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": '", roots[i].path, "' resolves to '/', which confines nothing"));
+    }
     if (r.ok()) canonical[i] = r->path;  // a root that does not exist holds nothing
   }
   // Steps may pass through a root as configured (/tmp/work, /tmp being a symlink) as well as

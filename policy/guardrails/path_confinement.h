@@ -30,7 +30,8 @@
 //    first missing component only plain names may follow;
 //  - the result must lie inside a root (the innermost one when roots nest); kWrite into a
 //    read-only root is refused.
-// Errors: INVALID_ARGUMENT (empty path, NUL, bad roots), PERMISSION_DENIED (outside the roots,
+// Errors: INVALID_ARGUMENT (empty path, NUL, bad roots: relative, unnormalised, or "/" as
+// written or resolved), PERMISSION_DENIED (outside the roots,
 // read-only root), NOT_FOUND (kRead of something missing), FAILED_PRECONDITION (a file used as
 // a directory, symlink loops).
 #ifndef CCSANDBOX_POLICY_GUARDRAILS_PATH_CONFINEMENT_H_

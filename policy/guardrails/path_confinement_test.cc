@@ -236,6 +236,12 @@ TEST(ConfinePath, RejectsBadRoots) {
   std::vector<ConfinementRoot> slash = {{"/", true}};
   EXPECT_EQ(ConfinePath(t, slash, "/", "x", PathIntent::kRead).status().code(),
             StatusCode::kInvalidArgument);
+  // Nor one that resolves there (found by path_confinement_fuzz: it also got its relative
+  // paths wrong, "/repos/x" below "/" as "epos/x").
+  t.Link("/c/up", "../..");
+  std::vector<ConfinementRoot> up = {{"/c/up", true}};
+  EXPECT_EQ(ConfinePath(t, up, "/c/up", "repos/x", PathIntent::kRead).status().code(),
+            StatusCode::kInvalidArgument);
   std::vector<ConfinementRoot> relative = {{"c/work", true}};
   EXPECT_EQ(ConfinePath(t, relative, kWorkdir, "x", PathIntent::kRead).status().code(),
             StatusCode::kInvalidArgument);

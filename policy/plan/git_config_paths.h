@@ -8,8 +8,12 @@
 //
 //   GitConfigPaths found = GitConfigProgramPaths(text, "/w/repo", "/w/repo/.git", "/home/u");
 //
-// A minimal reader of git's INI syntax: `[section]`, `[section "sub"]`, `key = value`,
-// comments (`#`, `;`), double quotes; names are case-insensitive. Relative values resolve as
+// git's config syntax as git's config.c reads it — `[section]`, `[section "sub"]`,
+// `[section.sub]`, `key = value`, comments (`#`, `;`), double quotes, the escapes \t \b \n \\ \"
+// and a '\' that continues a value on the next line; names are case-insensitive; reading stops at
+// a line git refuses (git then refuses to run) — checked against `git config --list` by
+// tests/fuzz/git_config_fuzz.cc: a value this reader reads otherwise than git is a hooks
+// directory or program left writable. Relative values resolve as
 // git resolves them: hooksPath and fsmonitor against the worktree, include paths against the
 // directory of the config file. `~/` values and values that are commands, not paths, are
 // skipped. The results are lexically normalised absolute paths (the caller checks they exist).

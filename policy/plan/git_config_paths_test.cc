@@ -34,6 +34,14 @@ TEST(GitConfigProgramPaths, Table) {
       {"[url \"https://x/\"]\n\tinsteadOf = git@x:\n", {}, {}},
       {"; [core]\n# hooksPath = a\n[user]\n\tname = a\n", {}, {}},
       {"[core]\n\thooksPath = ../../../../..\n", {}, {}},  // climbs above /
+      // As git reads values (found by git_config_fuzz against `git config --list`): a '\\'
+      // before the newline continues the value, \\t is a tab (the program is the first word).
+      {"[core]\n\thooksPath = .git/ho\\\nok\\\ns\n", {"/w/repo/.git/hooks"}, {}},
+      {"[core]\n\teditor = ./tools/ed\\t--wait\n", {"/w/repo/tools/ed"}, {}},
+      {"[core]\r\n\thooksPath = \"h d\"\\\\x\r\n", {"/w/repo/h d\\x"}, {}},
+      {"\xef\xbb\xbf[core.sub]\n\tpager=./p\n", {"/w/repo/p"}, {}},
+      {"[core] hooksPath = a\n[core] pager = \\q./p\n[core] editor = ./e\n", {"/w/repo/a"}, {}},
+      {"top = 1\n[core]\n\thooksPath = h\n", {"/w/repo/h"}, {}},  // git reads on
   };
   for (const Case& c : cases) {
     GitConfigPaths found = GitConfigProgramPaths(c.config, "/w/repo", "/w/repo/.git", "/home/u");

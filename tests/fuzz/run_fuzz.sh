@@ -38,10 +38,14 @@ init_channel_fuzz        | launcher/shim/init_protocol.cc | absl | 8192
 pkt_line_fuzz            | gateway/{pkt_line,report_status,receive_pack}.cc | absl | 8192
 http_body_fuzz           | gateway/http_body.cc | absl | 4096
 ls_refs_fuzz             | gateway/{upstream_symrefs,upstream,pkt_line,receive_pack}.cc | absl curl | 4096
+guardrails_fuzz          | policy/guardrails/guardrails.cc | absl | 2048
 hosts_file_fuzz          | proxy/{hosts_file_resolver,resolver}.cc policy/egress/{host,address}.cc | absl | 4096
 dashed_flags_fuzz        | | absl | 1024
+path_confinement_fuzz    | policy/guardrails/path_confinement.cc base/paths.cc | absl | 512
 paths_fuzz               | base/paths.cc workspace/layout.cc policy/plan/dispatch_binds.cc | absl proto | 1400
 launch_plan_fuzz         | $plan | absl proto | 6000
+git_config_fuzz          | policy/plan/git_config_paths.cc base/paths.cc | absl | 2048
+credential_fuzz          | gateway/credential_request.cc launcher/shim/git_credential.cc policy/plan/{push_wiring,egress_wiring}.cc | absl | 2048
 filename_rules_fuzz      | policy/plan/{filename_patterns,trusted_names}.cc | absl | 4096
 proc_status_fuzz         | launcher/create_guard/tracee.cc base/peer_check.cc | absl | 16384
 spec_json_fuzz           | $plan broker/cli_spec.cc $egress | absl proto | 6000
