@@ -287,7 +287,8 @@ print("tcp", tcp >> 20, "udp", udp >> 20, flush=True)
 // Memory that no process holds — pipe or socket buffers, a file in the sandbox's /tmp (a
 // tmpfs) — made the OOM killer choose the sandbox's own init, the largest process there when
 // the command's are small: the whole session died, reported as killed{sandbox-ended}. The
-// command is the one the OOM killer takes, its Exec ends killed{oom}, and the session goes on.
+// command's processes are the ones the OOM killer takes, its Exec ends killed (oom, or its
+// timeout when only the shell's children were taken), and the session goes on.
 TEST_F(ResourcesAttackTest, MemoryHeldByNoProcessEndsTheCommandNotTheSandbox) {
   Start();
   if (!LimitsEnforced()) CCSANDBOX_SKIP_OR_FAIL_IN_CI("no usable cgroups on this host");
@@ -300,7 +301,15 @@ TEST_F(ResourcesAttackTest, MemoryHeldByNoProcessEndsTheCommandNotTheSandbox) {
       "pipes", "for i in $(seq 1500); do head -c 65536 /dev/zero | " + marker + " & done; wait");
   ASSERT_NE(Last(events), nullptr);
   ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
-  EXPECT_EQ(Last(events)->killed().reason(), "oom") << Last(events)->DebugString();
+  // The OOM killer takes the command's processes (oom_score_adj 1000), never the init. Which of
+  // them it takes first is the kernel's choice: the shell (the run ends killed{oom}) or only its
+  // small children, the shell then spawning on until the run's timeout (seen under load). Either
+  // way the kills are the run's and the session lives on.
+  const v1::SandboxEvent::Killed& killed = Last(events)->killed();
+  EXPECT_TRUE(killed.reason() == "oom" ||
+              (killed.reason() == "timeout" && killed.usage().oom_kills() > 0))
+      << Last(events)->DebugString();
+  EXPECT_NE(killed.reason(), "sandbox-ended") << Last(events)->DebugString();
   EXPECT_TRUE(WaitNoProcessMatches(marker, 5));
   std::vector<v1::SandboxEvent> next = Exec("pipes", "echo fine");
   EXPECT_EQ(StdoutOf(next), "fine\n") << (Last(next) ? Last(next)->DebugString() : "no events");
