@@ -76,6 +76,7 @@ build=${build:-$work/build}
 
 declare -A srcs libs max_len
 all=()
+set -f  # the table's globs are expanded when the Makefile is written, not here
 while IFS='|' read -r name sources lib len; do
   name=$(echo $name)
   [[ -z "$name" ]] && continue
@@ -84,6 +85,7 @@ while IFS='|' read -r name sources lib len; do
   libs[$name]=$(echo $lib)
   max_len[$name]=$(echo $len)
 done <<<"$TABLE"
+set +f
 if $list; then
   printf '%s\n' "${all[@]}"
   exit 0
@@ -100,7 +102,7 @@ mkdir -p "$work" "$build" || exit 1
 
 # --- build: a generated Makefile, so objects are shared between targets, built in parallel and
 # rebuilt only when their source or a header (-MMD) changed.
-flags='-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -pthread -DASIO_STANDALONE -DASIO_NO_DEPRECATED'
+flags='-std=c++20 -O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -pthread -DASIO_STANDALONE -DASIO_NO_DEPRECATED'
 absl_libs=$(pkg-config --libs absl_statusor absl_strings absl_str_format absl_flat_hash_map \
   absl_synchronization absl_time 2>/dev/null) ||
   absl_libs='-labsl_statusor -labsl_status -labsl_cord -labsl_str_format_internal -labsl_strings -labsl_strings_internal -labsl_throw_delegate -labsl_base -labsl_raw_logging_internal -labsl_int128 -labsl_raw_hash_set -labsl_hash -labsl_city -labsl_low_level_hash -labsl_synchronization -labsl_time'
@@ -119,6 +121,7 @@ expand() {  # the .cc files a table entry names
   echo "FLAGS := $flags"
   echo "CXXFLAGS := \$(FLAGS) -I\$(ROOT) -I\$(B)/gen -MMD -MP"
   echo ".DELETE_ON_ERROR:"
+  echo ".SECONDARY:"  # protoc's output is no intermediate file to delete after use
   echo "PROTOS := \$(ROOT)/proto/sandbox.proto \$(ROOT)/proto/launcher.proto \$(ROOT)/proto/policy.proto \$(ROOT)/proto/workspace.proto"
   echo "\$(B)/gen/proto.stamp: \$(PROTOS)"
   echo "	@mkdir -p \$(B)/gen && cd \$(ROOT) && /usr/bin/protoc -I. -I/usr/include --cpp_out=\$(B)/gen proto/sandbox.proto proto/launcher.proto proto/policy.proto proto/workspace.proto && touch \$@"
