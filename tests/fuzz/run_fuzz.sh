@@ -99,6 +99,13 @@ cxx=${CXX_FUZZ:-clang++}
 command -v "$cxx" >/dev/null || { echo "run_fuzz: $cxx not found; install: apt-get install clang" >&2; exit 1; }
 command -v make >/dev/null || { echo "run_fuzz: make not found; install: apt-get install make" >&2; exit 1; }
 mkdir -p "$work" "$build" || exit 1
+# The dependency files name sources by absolute path: objects built from another checkout would
+# send make after files that no longer exist, so a build dir follows one checkout at a time.
+if [[ -f "$build/root.stamp" && "$(cat "$build/root.stamp")" != "$root" ]]; then
+  echo "== fuzz: $build was built from $(cat "$build/root.stamp"); starting it afresh for $root"
+  rm -rf "${build:?}/obj" "${build:?}/gen" "${build:?}/bin"
+fi
+echo "$root" >"$build/root.stamp"
 
 # --- build: a generated Makefile, so objects are shared between targets, built in parallel and
 # rebuilt only when their source or a header (-MMD) changed.
