@@ -146,11 +146,13 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
       !valid.ok()) {
     return ToGrpc(valid);
   }
-  // A taken id is refused before the deny scan and the proxies (sessions_.Create below still
-  // decides between two Launches racing for the same id).
-  if (sessions_.Get(spec.session_id()).ok()) {
-    return ToGrpc(absl::AlreadyExistsError(
-        absl::StrCat("sessionId: session '", spec.session_id(), "' already exists")));
+  // A taken id is answered before the deny scan and the proxies: the same request again (a
+  // client retrying after a lost answer) gets the session's handle, another one ALREADY_EXISTS.
+  // sessions_.Create below still decides between two Launches racing for the same id.
+  if (absl::StatusOr<v1::SandboxHandle> same = sessions_.SameLaunch(spec, choice->requested);
+      same.ok() || !absl::IsNotFound(same.status())) {
+    if (same.ok()) *handle = *std::move(same);
+    return ToGrpc(same.status());
   }
   absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, choice->actual);
   if (!filenames.ok()) return ToGrpc(filenames.status());

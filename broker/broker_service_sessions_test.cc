@@ -80,23 +80,35 @@ TEST_F(BrokerServiceTest, SessionStatesFollowLaunchExecAndDestroy) {
   EXPECT_EQ(fake().plans().size(), runs);
 }
 
-TEST_F(BrokerServiceTest, ALaunchedSessionIdIsTaken) {
+// A fleet controller retries a Launch whose answer it lost: the identical request gets the
+// session's handle and starts nothing twice; any other request for the id is ALREADY_EXISTS.
+TEST_F(BrokerServiceTest, ALaunchIsIdempotentOnlyForTheIdenticalRequest) {
   launcher_->Start();
   StartBroker();
-  Launch("twice", "none");
-  v1::SandboxHandle handle;
-  grpc::Status again = Launch(LaunchRequest("twice", "none"), &handle);
-  EXPECT_EQ(again.error_code(), StatusCode::ALREADY_EXISTS);
-  EXPECT_TRUE(absl::StartsWith(again.error_message(), "sessionId: ")) << again.error_message();
-  // Native: refused the same way, before the deny scan and the proxies; the first session's
-  // proxies stay.
-  Launch("twice-native");
-  EXPECT_EQ(EgressDirs(), 1);
-  grpc::Status native_again = Launch(LaunchRequest("twice-native"), &handle);
-  EXPECT_EQ(native_again.error_code(), StatusCode::ALREADY_EXISTS);
-  EXPECT_TRUE(absl::StartsWith(native_again.error_message(), "sessionId: "))
-      << native_again.error_message();
-  EXPECT_EQ(EgressDirs(), 1);
+  for (const std::string backend : {"none", ""}) {
+    const std::string id = "twice-" + (backend.empty() ? std::string("default") : backend);
+    const v1::SandboxHandle first = Launch(id, backend);
+    const size_t proxies = EgressDirs();
+    v1::SandboxHandle handle;
+    grpc::Status again = Launch(LaunchRequest(id, backend), &handle);
+    ASSERT_TRUE(again.ok()) << id << ": " << again.error_message();
+    EXPECT_EQ(handle.session_id(), id);
+    EXPECT_EQ(handle.backend(), first.backend()) << id;
+    EXPECT_EQ(handle.requested_backend(), first.requested_backend()) << id;
+    EXPECT_EQ(EgressDirs(), proxies) << id << ": the retry started a second set of proxies";
+
+    v1::LaunchRequest other_spec = LaunchRequest(id, backend);
+    other_spec.mutable_spec()->set_mode("review");
+    v1::LaunchRequest other_backend = LaunchRequest(id, backend.empty() ? "none" : "native");
+    for (const v1::LaunchRequest* other : {&other_spec, &other_backend}) {
+      v1::SandboxHandle refused;
+      grpc::Status taken = Launch(*other, &refused);
+      EXPECT_EQ(taken.error_code(), StatusCode::ALREADY_EXISTS) << id;
+      EXPECT_TRUE(absl::StartsWith(taken.error_message(), "sessionId: ")) << taken.error_message();
+      EXPECT_TRUE(refused.session_id().empty()) << "a refused Launch handed out the session";
+    }
+    EXPECT_EQ(EgressDirs(), proxies) << id;
+  }
   EXPECT_EQ(ListSessions().size(), 2u);
 }
 

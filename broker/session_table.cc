@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "policy/plan/input_limits.h"
 
 namespace ccsandbox::broker {
@@ -28,6 +29,21 @@ absl::Status SessionTable::Create(const v1::SandboxSpec& spec, const v1::Sandbox
         absl::StrCat("sessionId: session '", spec.session_id(), "' already exists"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SandboxHandle> SessionTable::SameLaunch(const v1::SandboxSpec& spec,
+                                                           v1::SandboxBackend requested) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(spec.session_id());
+  if (it == sessions_.end()) return NotFound(spec.session_id());
+  if (it->second.handle.requested_backend() != requested ||
+      !google::protobuf::util::MessageDifferencer::Equals(it->second.spec, spec)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "sessionId: session '", spec.session_id(),
+        "' already exists with another spec or backend (a Launch is idempotent only for the "
+        "identical request)"));
+  }
+  return it->second.handle;
 }
 
 absl::StatusOr<v1::SandboxHandle> SessionTable::Get(const std::string& session_id) const {

@@ -36,6 +36,12 @@ class SessionTable {
                       std::optional<v1::CreateGuardPlan> create_guard = std::nullopt);
   // NOT_FOUND for an unknown session.
   absl::StatusOr<v1::SandboxHandle> Get(const std::string& session_id) const;
+  // A retried Launch: the handle of session spec.sessionId when it was launched with this very
+  // spec and requested backend; ALREADY_EXISTS naming sessionId when it was launched with
+  // another (a different caller must never be handed someone else's session); NOT_FOUND when
+  // there is none.
+  absl::StatusOr<v1::SandboxHandle> SameLaunch(const v1::SandboxSpec& spec,
+                                               v1::SandboxBackend requested) const;
   std::vector<v1::SandboxHandle> List() const;
   // The sessions with a bind at, below or holding `dir` (a resolved path), each bind compared
   // on what it resolves to.
