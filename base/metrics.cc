@@ -2,14 +2,19 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <exception>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/unique_fd.h"
 #include "base/version.h"
 #include "prometheus/exposer.h"
 #include "prometheus/gauge.h"
@@ -21,6 +26,27 @@ absl::Status BadAddress(const std::string& address, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("--metrics-listen=", address, ": ", why,
                    "; give IP:PORT, e.g. 127.0.0.1:9464 or [::1]:9464"));
+}
+
+// Connects to HOST:PORT (an IP address) and hangs up at once.
+void Poke(const std::string& host, uint16_t port) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    len = sizeof(*v4);
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    len = sizeof(*v6);
+  } else {
+    return;
+  }
+  UniqueFd fd(socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.valid()) (void)connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len);
 }
 
 }  // namespace
@@ -121,10 +147,25 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(const st
   endpoint->port_ = static_cast<uint16_t>(ports.front());
   const std::string host = address.substr(0, address.rfind(':'));
   endpoint->url_ = absl::StrCat("http://", host, ":", endpoint->port_, "/metrics");
+  endpoint->host_ = host[0] == '[' ? host.substr(1, host.size() - 2) : host;
   return endpoint;
 }
 
-MetricsEndpoint::~MetricsEndpoint() = default;
+MetricsEndpoint::~MetricsEndpoint() {
+  if (exposer_ == nullptr) return;
+  // civetweb's listening thread sees the stop flag only when its poll() returns, every 2 s: a
+  // connection made while the exposer stops wakes it, so the daemon stops at once.
+  std::atomic<bool> stopped{false};
+  std::thread waker([this, &stopped] {
+    while (!stopped.load()) {
+      Poke(host_, port_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  exposer_.reset();
+  stopped.store(true);
+  waker.join();
+}
 
 ScrapedMetrics::ScrapedMetrics(MetricsEndpoint* endpoint, CollectFn collect) {
   if (endpoint == nullptr) return;

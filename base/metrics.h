@@ -58,6 +58,7 @@ class MetricsEndpoint {
   MetricsEndpoint() = default;
 
   std::shared_ptr<prometheus::Registry> registry_;
+  std::string host_;  // the IP address served, without brackets
   uint16_t port_ = 0;
   std::string url_;
   std::unique_ptr<prometheus::Exposer> exposer_;  // last: stops serving first
