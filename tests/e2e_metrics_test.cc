@@ -1,6 +1,7 @@
 // Both daemons' metrics as an operator collects them: Debian's real Prometheus server scrapes
 // their --metrics-listen endpoints on the loopback every second while sandboxed commands run
-// through the broker, and its HTTP API (/api/v1/query) must show the counters moved.
+// through the broker, and its HTTP API (/api/v1/query) must show the counters moved, a launcher
+// outage and the launcher's return.
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -172,6 +173,20 @@ TEST(MetricsTest, PrometheusScrapesBothDaemonsAndSeesTheRunsCounted) {
   const std::string none = R"(sum(ccsandbox_broker_sessions) == 0)";
   EXPECT_TRUE(PollUntil([&] { return server.Holds(none); }, absl::Seconds(30), none))
       << server.Query("ccsandbox_broker_sessions");
+
+  // A launcher outage: seen by the broker (and Prometheus's own `up`), then its return counted.
+  ASSERT_EQ(d.StopLauncher(), 0);
+  for (const std::string promql :
+       {R"(ccsandbox_broker_launcher_up == 0)", R"(up{job="ccsandbox-launcher"} == 0)"}) {
+    EXPECT_TRUE(PollUntil([&] { return server.Holds(promql); }, absl::Seconds(30), promql))
+        << server.Query(promql);
+  }
+  ASSERT_TRUE(d.RestartLauncher().ok());
+  for (const std::string promql : {R"(ccsandbox_broker_launcher_up == 1)",
+                                   R"(ccsandbox_broker_launcher_reconnects_total >= 1)"}) {
+    EXPECT_TRUE(PollUntil([&] { return server.Holds(promql); }, absl::Seconds(30), promql))
+        << server.Query(promql) << d.BrokerLog();
+  }
 }
 
 TEST(MetricsTest, ANonLoopbackAddressStopsEitherDaemonFromStarting) {
