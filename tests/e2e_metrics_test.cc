@@ -149,6 +149,14 @@ TEST(MetricsTest, PrometheusScrapesBothDaemonsAndSeesTheRunsCounted) {
   ProgramResult guarded =
       d.Sandboxctl({"run", "--json", "--", "sh", "-c", "touch ok.txt; touch .env; true"}, work);
   EXPECT_TRUE(absl::StrContains(guarded.out, R"("action":"file-write-create")")) << guarded.out;
+  // Both egress proxies, each refusing a host no allowlist names.
+  ProgramResult egress =
+      d.Sandboxctl({"run", "--json", "--", "sh", "-c",
+                    "curl -sS -o /dev/null --max-time 20 http://refused.test:9/x;"
+                    "curl -sS -o /dev/null --max-time 20 --socks5-hostname 127.0.0.1:1080 "
+                    "http://refused.test:9/y; true"},
+                   work);
+  EXPECT_EQ(CountOf(egress.out, R"("action":"network-outbound")"), 2) << egress.out;
 
   for (const std::string promql : {
            R"(up{job="ccsandbox-launcher"} == 1)",
@@ -163,6 +171,10 @@ TEST(MetricsTest, PrometheusScrapesBothDaemonsAndSeesTheRunsCounted) {
            R"(ccsandbox_launcher_create_guard_calls_total{outcome="refused"} >= 1)",
            R"(ccsandbox_launcher_create_guard_calls_total{outcome="performed"} >= 1)",
            R"(ccsandbox_launcher_create_guard_call_duration_seconds_count >= 2)",
+           R"(ccsandbox_broker_proxy_connections_total{proxy="http"} >= 1)",
+           R"(ccsandbox_broker_proxy_connections_total{proxy="socks5"} >= 1)",
+           R"(ccsandbox_broker_proxy_refusals_total >= 2)",
+           R"(ccsandbox_broker_violations_total{action="network-outbound"} >= 2)",
        }) {
     EXPECT_TRUE(PollUntil([&] { return server.Holds(promql); }, absl::Seconds(30), promql))
         << server.Query(promql) << "\n"
