@@ -399,7 +399,9 @@ int Main(int argc, char** argv) {
       "sandbox_brokerd --listen=unix:PATH --launcher=unix:PATH [--sandbox=on|off]");
   ParseDashedCommandLine(argc, argv);
   CaptureProtobufParseErrors();  // before any thread starts
-  SetUpDaemonLogging("broker");
+  if (absl::Status logging = SetUpDaemonLogging("broker"); !logging.ok()) {
+    return CannotStart(logging, 2);
+  }
 
   // Before any thread starts (the proxies' loop, resolver pool, gRPC): every thread inherits
   // the mask, so SIGINT/SIGTERM reach only the stopper and shutdown is orderly.

@@ -409,7 +409,9 @@ int Main(int argc, char** argv) {
       "sandbox_launcherd --socket=PATH --allowed-uids=UID[,UID...] [--system-ro-dirs=...]");
   ParseDashedCommandLine(argc, argv);
   CaptureProtobufParseErrors();  // before any thread starts
-  SetUpDaemonLogging("launcher");
+  if (absl::Status logging = SetUpDaemonLogging("launcher"); !logging.ok()) {
+    return CannotStart(logging, 2);
+  }
 
   // Outlives everything that counts in its registry.
   std::unique_ptr<MetricsEndpoint> metrics;

@@ -223,7 +223,9 @@ TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
   // Exactly one boot line: a log line that is the status line and nothing else.
   size_t boot_lines = 0;
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    if (absl::EndsWith(line, "broker: agent sandbox DISABLED by --sandbox off")) ++boot_lines;
+    if (absl::EndsWith(line, "daemon=broker msg=\"agent sandbox DISABLED by --sandbox off\"")) {
+      ++boot_lines;
+    }
   }
   EXPECT_EQ(boot_lines, 1u) << log;
   EXPECT_FALSE(absl::StrContains(log, "agent sandbox ON")) << log;

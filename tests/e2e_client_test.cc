@@ -167,7 +167,7 @@ TEST_F(ClientTest, TheLauncherDropsAStreamNobodyReadsOnceItsRunHasEnded) {
 // "YYYY-MM-DDTHH:MM:SS.mmm" stamps), or -1.
 double SecondsBetween(const std::string& log, const std::string& from, const std::string& to) {
   auto stamp = [&](size_t line_start) {
-    const std::string hms = log.substr(line_start + 11, 12);  // HH:MM:SS.mmm
+    const std::string hms = log.substr(line_start + 14, 12);  // "ts=YYYY-MM-DDT" then HH:MM:SS.mmm
     return std::stoi(hms.substr(0, 2)) * 3600.0 + std::stoi(hms.substr(3, 2)) * 60.0 +
            std::stod(hms.substr(6));
   };
@@ -191,8 +191,8 @@ TEST_P(ClientTestByBroker, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
   ASSERT_TRUE(WaitForProcessMatching(first, 30));
   ASSERT_TRUE(daemons_->RestartLauncher().ok());
   EXPECT_TRUE(WaitNoProcessMatches(first, 10));
-  const double launcher_stop =
-      SecondsBetween(daemons_->LauncherLog(), "signal 15: stopping", "launcher: stopped");
+  const double launcher_stop = SecondsBetween(daemons_->LauncherLog(), "signal 15: stopping",
+                                              "daemon=launcher msg=\"stopped\"");
   EXPECT_GE(launcher_stop, 0) << daemons_->LauncherLog();
   EXPECT_LT(launcher_stop, 4) << daemons_->LauncherLog();
 
@@ -204,7 +204,7 @@ TEST_P(ClientTestByBroker, StoppingEitherDaemonEndsAStalledClientsRunPromptly) {
   daemons_->StopBroker();
   EXPECT_TRUE(WaitNoProcessMatches(second, 10));
   const double broker_stop =
-      SecondsBetween(daemons_->BrokerLog(), "signal 15: stopping", "broker: stopped");
+      SecondsBetween(daemons_->BrokerLog(), "signal 15: stopping", "daemon=broker msg=\"stopped\"");
   EXPECT_GE(broker_stop, 0) << daemons_->BrokerLog();
   EXPECT_LT(broker_stop, 4) << daemons_->BrokerLog();
   std::cerr << "stalled client: launcher stopped in " << launcher_stop << " s, broker in "

@@ -315,7 +315,8 @@ TEST_F(EgressTest, AnOrderlyBrokerStopRemovesEverySocket) {
   const int status = d_->StopBroker();
   run.join();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << d_->BrokerLog();
-  EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "broker: stopped")) << d_->BrokerLog();
+  EXPECT_TRUE(absl::StrContains(d_->BrokerLog(), "daemon=broker msg=\"stopped\""))
+      << d_->BrokerLog();
   EXPECT_TRUE(DirEntries(d_->runtime_dir()).empty());
   EXPECT_NE(access(d_->runtime_dir().c_str(), F_OK), 0);
   EXPECT_NE(access((d_->dir() + "/broker.sock").c_str(), F_OK), 0);
