@@ -105,7 +105,8 @@ BrokerService::BrokerService(BrokerConfig config, LauncherLink launcher)
     : config_(std::move(config)),
       launcher_(std::move(launcher)),
       egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_,
-              config_.egress_limits, config_.push_credentials.get(), config_.upstream_address),
+              config_.egress_limits, config_.push_credentials.get(), config_.upstream_address,
+              config_.metrics),
       create_guard_(config_.create_guard),
       relay_options_{.stall_limit = config_.exec_stall_limit},
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),
@@ -392,15 +393,24 @@ std::string BrokerService::NextRunId(const std::string& session_id) {
 
 grpc::Status BrokerService::Exec(grpc::ServerContext* context, const v1::ExecRequest* request,
                                  grpc::ServerWriter<v1::SandboxEvent>* writer) {
-  grpc::Status status = RunExec(context, request, writer);
+  const absl::Time began = absl::Now();
+  std::atomic<BrokerMetrics::ExecOutcome> ended{BrokerMetrics::ExecOutcome::kError};
+  grpc::Status status = RunExec(context, request, writer, ended);
   if (request->destroy_session_after() && status.error_code() != grpc::StatusCode::NOT_FOUND) {
     (void)DestroySession(request->session_id(), "its one-shot Exec ended");
   }
+  BrokerMetrics::ExecOutcome outcome = ended.load();
+  if (outcome == BrokerMetrics::ExecOutcome::kError &&
+      status.error_code() == grpc::StatusCode::CANCELLED) {
+    outcome = BrokerMetrics::ExecOutcome::kCancelled;
+  }
+  config_.metrics.ExecEnded(outcome, absl::Now() - began);
   return status;
 }
 
 grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::ExecRequest* request,
-                                    grpc::ServerWriter<v1::SandboxEvent>* writer) {
+                                    grpc::ServerWriter<v1::SandboxEvent>* writer,
+                                    std::atomic<BrokerMetrics::ExecOutcome>& ended) {
   if (absl::Status valid = policy::CheckExecLimits(*request); !valid.ok()) return ToGrpc(valid);
   const std::string run_id = NextRunId(request->session_id());
   absl::StatusOr<SessionTable::RunStart> start = sessions_.BeginRun(request->session_id(), run_id);
@@ -421,9 +431,15 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
   // The run's own events and the session's (proxy refusals) share the stream.
   ExecRelay::Options options = relay_options_;
   options.run_id = run_id;
+  // The session's violations are counted where they arise (SessionEgress), once per session.
+  options.on_run_event = [this](const v1::SandboxEvent& event) {
+    if (event.has_violation()) config_.metrics.Violation(event.violation().action());
+  };
   ExecRelay relay(context, writer, options, [&](v1::SandboxEvent& event) {
     event.set_session_id(request->session_id());
     event.set_backend(start->backend);  // the session's actual backend labels every event
+    if (event.has_exit()) ended = BrokerMetrics::ExecOutcome::kExit;
+    if (event.has_killed()) ended = BrokerMetrics::ExecOutcome::kKilled;
   });
   absl::Cleanup forget_relay = [&] {
     absl::MutexLock lock(&relays_mu_);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "broker/broker_metrics.h"
 #include "broker/exec_relay.h"
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
@@ -59,6 +60,8 @@ struct BrokerConfig {
   // The workspaces under --data-dir (outlives the service); null: a Launch with a dispatch is
   // FAILED_PRECONDITION and no registered checkout is known.
   workspace::Workspaces* workspaces = nullptr;
+  // Counted when --metrics-listen asks; off (counting nothing) by default.
+  BrokerMetrics metrics;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {
@@ -92,6 +95,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // The channel every launcher call goes over (the health watch asks it too).
   std::shared_ptr<grpc::ChannelInterface> launcher_channel() const { return launcher_.channel; }
 
+  // Every session now (what ListSessions answers).
+  std::vector<v1::SandboxHandle> Sessions() const { return sessions_.List(); }
+
   // The live sessions binding anything at, below or holding `dir` (a resolved path).
   std::vector<std::string> SessionsBinding(const std::string& dir) const {
     return sessions_.SessionsBinding(dir);
@@ -119,8 +125,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // native session. Returns the handle's egress note.
   absl::StatusOr<std::string> StartEgress(const v1::SandboxSpec& spec, v1::SandboxBackend backend);
 
+  // `ended` becomes kExit or kKilled once the run's last event is queued for the client.
   grpc::Status RunExec(grpc::ServerContext* context, const v1::ExecRequest* request,
-                       grpc::ServerWriter<v1::SandboxEvent>* writer);
+                       grpc::ServerWriter<v1::SandboxEvent>* writer,
+                       std::atomic<BrokerMetrics::ExecOutcome>& ended);
   // The run's LaunchPlan: the session's spec, deny sets, create guard and egress, checked
   // against what the launcher accepts. Takes the deny sets out of `start`.
   absl::StatusOr<v1::LaunchPlan> PlanRun(const v1::ExecRequest& request, const std::string& run_id,

@@ -201,6 +201,7 @@ void ExecRelay::OnRead(Call& call, const std::function<void()>& before_last) {
     before_last();
     PushDroppedNotice();
   }
+  if (options_.on_run_event) options_.on_run_event(event);
   label_(event);
   outbox_.Push(std::move(event));
   absl::MutexLock lock(&mu_);

@@ -45,6 +45,9 @@ class ExecRelay {
     // A client that takes nothing for this long while events wait for it is dropped as if it
     // had gone: its stream is cancelled and, if the run still goes on, the run with it.
     absl::Duration stall_limit = absl::Seconds(60);
+    // Sees each event of the run's own stream (not the session's) before it is queued; may be
+    // empty. Runs on the relay's thread: keep it short.
+    std::function<void(const v1::SandboxEvent&)> on_run_event;
   };
 
   struct Result {

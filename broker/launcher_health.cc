@@ -42,8 +42,11 @@ std::string LauncherUnreachable(const std::string& address) {
 }
 
 LauncherHealth::LauncherHealth(std::shared_ptr<grpc::ChannelInterface> channel, std::string address,
-                               grpc::HealthCheckServiceInterface* health)
-    : channel_(std::move(channel)), address_(std::move(address)), health_(health) {
+                               grpc::HealthCheckServiceInterface* health, BrokerMetrics metrics)
+    : channel_(std::move(channel)),
+      address_(std::move(address)),
+      health_(health),
+      metrics_(std::move(metrics)) {
   for (const char* name : kWithoutLauncher) health_->SetServingStatus(name, true);
   thread_ = std::thread([this] { Watch(); });
 }
@@ -68,6 +71,7 @@ void LauncherHealth::Watch() {
       why = LauncherUnreachable(address_);
       if (why.empty()) why = absl::StrCat("launcher not reachable at ", address_);
     }
+    metrics_.LauncherReachable(up, /*back=*/!first && up && !serving);
     if (first || up != serving) {
       for (const char* name : kNeedLauncher) health_->SetServingStatus(name, up);
       if (!up) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "broker/broker_metrics.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -26,8 +27,9 @@ std::string LauncherUnreachable(const std::string& address);
 class LauncherHealth {
  public:
   // `health` (the server's) and `channel` outlive this object.
+  // `metrics` gets whether the launcher answers and each time it is back.
   LauncherHealth(std::shared_ptr<grpc::ChannelInterface> channel, std::string address,
-                 grpc::HealthCheckServiceInterface* health);
+                 grpc::HealthCheckServiceInterface* health, BrokerMetrics metrics = {});
   ~LauncherHealth();  // stops watching
 
  private:
@@ -36,6 +38,7 @@ class LauncherHealth {
   const std::shared_ptr<grpc::ChannelInterface> channel_;
   const std::string address_;
   grpc::HealthCheckServiceInterface* const health_;
+  const BrokerMetrics metrics_;
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -20,12 +20,15 @@
 #include "base/daemon_logging.h"
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
+#include "base/metrics.h"
+#include "base/metrics_flags.h"
 #include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
 #include "base/standard_services.h"
 #include "base/stop_signals.h"
 #include "base/version.h"
+#include "broker/broker_metrics.h"
 #include "broker/broker_service.h"
 #include "broker/host_probe.h"
 #include "broker/launcher_health.h"
@@ -318,7 +321,8 @@ class BrokerServers {
   WorkspaceService workspace_service_;
   std::unique_ptr<PeerListener> listener_;  // null unless --listen is unix:PATH
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<LauncherHealth> launcher_health_;  // after server_: stopped before it
+  std::unique_ptr<LauncherHealth> launcher_health_;   // after server_: stopped before it
+  std::unique_ptr<ScrapedMetrics> sessions_metrics_;  // reads service_: gone before it
   DenyAllService sandboxed_service_{
       "callers inside a sandbox may not use the sandbox broker (nested pid namespace)"};
   std::unique_ptr<grpc::Server> sandboxed_server_;
@@ -351,7 +355,10 @@ absl::StatusOr<std::unique_ptr<BrokerServers>> BrokerServers::Start(const Broker
   }
   servers->launcher_health_ = std::make_unique<LauncherHealth>(
       servers->service_.launcher_channel(), config.launcher_address,
-      servers->server_->GetHealthCheckService());
+      servers->server_->GetHealthCheckService(), config.metrics);
+  BrokerServers* self = servers.get();
+  servers->sessions_metrics_ =
+      config.metrics.ServeSessions([self] { return self->service_.Sessions(); });
   servers->sandboxed_server_ = StartDenyAllServer(servers->sandboxed_service_);
   spdlog::info("listening on {}; launcher at {}", listen, config.launcher_address);
   return servers;
@@ -400,12 +407,20 @@ int Main(int argc, char** argv) {
   // the mask, so SIGINT/SIGTERM reach only the stopper and shutdown is orderly.
   BlockStopSignals();
   const size_t fd_limit = RaiseOpenFileLimit();
+  // Outlives everything that counts in its registry.
+  std::unique_ptr<MetricsEndpoint> metrics;
   // Declared before the config: the resolver posts to it, so it must go last.
   proxy::EventLoop proxy_loop;
 
   absl::StatusOr<BrokerSetup> setup = SetupFromFlags();
   if (!setup.ok()) return CannotStart(setup.status(), 2);
   BrokerConfig& config = setup->config;
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = StartMetricsFromFlags("broker");
+  if (!endpoint.ok()) {
+    return CannotStart(endpoint.status(), absl::IsInvalidArgument(endpoint.status()) ? 2 : 1);
+  }
+  metrics = *std::move(endpoint);
+  config.metrics = BrokerMetrics(metrics.get());
   ProbeAndLogBootLine(config);
 
   absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver =

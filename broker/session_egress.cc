@@ -21,7 +21,8 @@ constexpr size_t kMaxQueuedViolations = 10000;
 SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
                              RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits,
                              gateway::CredentialBroker* push_credentials,
-                             std::function<std::string(const std::string&)> upstream_address)
+                             std::function<std::string(const std::string&)> upstream_address,
+                             BrokerMetrics metrics)
     : loop_(loop),
       resolver_(std::move(resolver)),
       runtime_dir_(runtime_dir),
@@ -29,6 +30,7 @@ SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Reso
       limits_(limits),
       push_credentials_(push_credentials),
       upstream_address_(std::move(upstream_address)),
+      metrics_(std::move(metrics)),
       budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total) : nullptr),
       relay_([this] { Relay(); }) {}
 
@@ -88,7 +90,10 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   options.socks_listen_fd = *std::move(socks_fd);
   options.max_connections = limits_.per_session;
   options.budget = budget_;
+  options.on_connection = [this](absl::string_view proxy) { metrics_.ProxyConnection(proxy); };
   options.on_violation = [this, session_id](const proxy::EgressViolation& violation) {
+    metrics_.ProxyRefusal();
+    metrics_.Violation(violation.action);
     Pending pending;
     pending.session_id = session_id;
     v1::SandboxViolation* v = pending.event.mutable_violation();
@@ -108,6 +113,7 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
     absl::StatusOr<std::unique_ptr<gateway::PushGateway>> push = StartSessionPush(
         spec, session.dir, push_credentials_,
         [this, session_id](const v1::SandboxViolation& violation) {
+          metrics_.Violation(violation.action());
           Pending pending;
           pending.session_id = session_id;
           *pending.event.mutable_violation() = violation;

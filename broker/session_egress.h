@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "broker/broker_metrics.h"
 #include "broker/runtime_dir.h"
 #include "broker/session_events.h"
 #include "gateway/credentials.h"
@@ -59,7 +60,8 @@ class SessionEgress {
   SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
                 RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits = {},
                 gateway::CredentialBroker* push_credentials = nullptr,
-                std::function<std::string(const std::string&)> upstream_address = nullptr);
+                std::function<std::string(const std::string&)> upstream_address = nullptr,
+                BrokerMetrics metrics = {});
   ~SessionEgress();  // stops every session's proxies and the relay
   SessionEgress(const SessionEgress&) = delete;
   SessionEgress& operator=(const SessionEgress&) = delete;
@@ -104,6 +106,7 @@ class SessionEgress {
   const EgressLimits limits_;
   gateway::CredentialBroker* const push_credentials_;  // null: spec.push is refused
   const std::function<std::string(const std::string&)> upstream_address_;
+  const BrokerMetrics metrics_;  // connections, refusals and violations of the proxies
   const std::shared_ptr<proxy::ConnectionBudget> budget_;  // null without a total cap
 
   mutable absl::Mutex mu_;

@@ -433,6 +433,9 @@ absl::StatusOr<std::unique_ptr<CreateSupervisor>> LauncherService::StartCreateGu
                                  plan.create_guard().protected_paths().end());
   options.mounts = policy::GuardMountsOf(plan);
   options.free_dirs = policy::FreeCreateDirs(options.mounts);
+  options.on_call = [metrics = config_.metrics](CallOutcome outcome, absl::Duration held) {
+    metrics.CreateGuardCall(outcome, held);
+  };
   const std::set<std::string> patterns(options.deny_patterns.begin(), options.deny_patterns.end());
   return CreateSupervisor::Start(
       std::move(options), std::move(channel),

@@ -15,6 +15,7 @@
 #include "launcher/cgroups/launcher_cgroups.h"
 #include "launcher/create_guard/supervisor.h"
 #include "launcher/grpc_sink.h"
+#include "launcher/launcher_metrics.h"
 #include "launcher/run_registry.h"
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
@@ -49,6 +50,8 @@ struct LauncherConfig {
   absl::Duration stream_stall_limit = absl::Seconds(120);
   // Resource limits (cgroups): enforced when `resources.cgroups` is set.
   ResourceLimitsConfig resources;
+  // Counted when --metrics-listen asks; off (counting nothing) by default.
+  LauncherMetrics metrics;
 };
 
 // The identity commands of `peer_uid` run as, or an error when this launcher cannot

@@ -26,6 +26,8 @@
 #include "base/dashed_flags.h"
 #include "base/deny_all_service.h"
 #include "base/kill_cause.h"
+#include "base/metrics.h"
+#include "base/metrics_flags.h"
 #include "base/paths.h"
 #include "base/peer_check.h"
 #include "base/peer_listener.h"
@@ -411,6 +413,8 @@ int Main(int argc, char** argv) {
     return CannotStart(logging, 2);
   }
 
+  // Outlives everything that counts in its registry.
+  std::unique_ptr<MetricsEndpoint> metrics;
   absl::StatusOr<LauncherSetup> setup = SetupFromFlags();
   if (!setup.ok()) return CannotStart(setup.status(), 2);
   LauncherConfig& config = setup->config;
@@ -424,6 +428,13 @@ int Main(int argc, char** argv) {
   // by a dedicated thread for an orderly shutdown. Before any thread starts (the cgroup pool's
   // would otherwise take a SIGTERM and die of it).
   BlockStopSignals();
+  // After the signal mask: the endpoint's threads must not take a SIGTERM.
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = StartMetricsFromFlags("launcher");
+  if (!endpoint.ok()) {
+    return CannotStart(endpoint.status(), absl::IsInvalidArgument(endpoint.status()) ? 2 : 1);
+  }
+  metrics = *std::move(endpoint);
+  config.metrics = LauncherMetrics(metrics.get());
   // The socket first: its cgroup directory is named after it, and what is found there belongs
   // to a previous launcher only once no launcher listens on it (else its sandboxes are killed).
   absl::StatusOr<std::unique_ptr<PeerListener>> listener = PeerListener::Bind(setup->socket_path);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
 #include "policy/egress/allowlist.h"
@@ -52,6 +53,9 @@ struct SessionProxiesOptions {
   std::shared_ptr<const policy::EgressAllowlist> allowlist;
   std::shared_ptr<Resolver> resolver;  // shared by sessions; SystemResolver in production
   ViolationCallback on_violation;      // may be empty
+  // Called on the event-loop thread for every client connection accepted, with "http" or
+  // "socks5" (metrics); may be empty. Same rules as on_violation.
+  std::function<void(absl::string_view proxy)> on_connection;
   ProxyTimeouts timeouts;
   std::optional<ProxyCredentials> credentials;
   // Open client connections (negotiating or tunnelling) per session, so one sandbox cannot

@@ -126,6 +126,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
       });
       return;
     }
+    if (state_->options().on_connection) {
+      state_->options().on_connection(kind_ == Kind::kHttp ? "http" : "socks5");
+    }
     // Over a limit, a connection is still answered (503 / SOCKS5 failure, and a violation
     // naming its target) while few are; beyond that it is closed unread.
     const bool admit = state_->CanAdmit();

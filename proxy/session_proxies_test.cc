@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -129,6 +130,8 @@ TEST_F(SessionProxiesTest, ServesUnixListenersItIsGiven) {
   options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(list));
   options.resolver = resolver_;
   options.on_violation = violations_.callback();
+  std::map<std::string, int> accepted;  // the loop's until Stop() returns
+  options.on_connection = [&accepted](absl::string_view proxy) { ++accepted[std::string(proxy)]; };
   options.http_listen_fd = unix_listener(dir + "/http.sock");
   options.socks_listen_fd = unix_listener(dir + "/socks.sock");
   absl::StatusOr<std::unique_ptr<SessionProxies>> proxies =
@@ -152,6 +155,8 @@ TEST_F(SessionProxiesTest, ServesUnixListenersItIsGiven) {
   (*proxies)->Stop();
   ASSERT_EQ(violations_.list().size(), 1u);
   EXPECT_EQ(violations_.list()[0].target, "other.test:443");
+  // Every accepted client connection is reported, refused ones included (metrics).
+  EXPECT_EQ(accepted, (std::map<std::string, int>{{"http", 2}, {"socks5", 1}}));
   std::filesystem::remove_all(dir);
 }
 

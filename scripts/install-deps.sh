@@ -10,9 +10,11 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libasio-dev libssl-dev libc-ares-dev libre2-dev zlib1g-dev
   libcurl4-openssl-dev  # the push gateway's upstream client
+  prometheus-cpp-dev  # the daemons' opt-in metrics endpoint (base/metrics)
   bubblewrap socat
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
+  prometheus  # the real server e2e_metrics_test scrapes both daemons with
   lighttpd  # the tests' git smart-HTTP upstream (git-http-backend behind real auth)
   xfsprogs btrfs-progs  # the reflink volumes (XFS reflink=1, btrfs) the worktree tests mount
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh

@@ -155,8 +155,10 @@ absl::Status CreateSupervisor::Serve(UniqueFd channel) {
     if (!ready.ok()) return ready.status();
     // kHangUp: no process is left under the filter — the sandbox is gone.
     if (*ready != Ready::kFd) return absl::OkStatus();
+    const absl::Time seen = absl::Now();
     absl::StatusOr<CallOutcome> outcome = HandleNextCall(*notify, emulator, on_violation_);
     if (!outcome.ok()) return outcome.status();
+    if (options_.on_call) options_.on_call(*outcome, absl::Now() - seen);
     Count(*outcome);
   }
 }

@@ -52,6 +52,9 @@ class CreateSupervisor {
     std::vector<std::string> protected_paths;  // absolute: nothing new at or beneath them
     std::vector<std::string> free_dirs;        // the same list the shim got (--free-create)
     std::vector<policy::GuardMount> mounts;    // for violation targets (host paths)
+    // Told each trapped call's outcome and how long it was held (from its notification being
+    // seen to its answer); may be empty. Runs on the supervisor's thread: keep it short.
+    std::function<void(CallOutcome, absl::Duration)> on_call;
   };
   using ViolationCallback = std::function<void(const CreateViolation&)>;
   using FailureCallback = std::function<void(const absl::Status&)>;
