@@ -5,6 +5,8 @@
 //   if (absl::Status s = CheckFormFlags("session ls", {"json", "spec"}); !s.ok()) ...
 //
 // --broker is taken by every form, and --json too. Flag names are dashed (no-filename-denies).
+// A new subcommand (term, doctor, plan, ...) is a CliForms() entry, its line in cli_parse.cc's
+// Descriptions() and its case in sandboxctl.cc's dispatch; --help and the checks follow.
 #ifndef CCSANDBOX_BROKER_CLI_FORMS_H_
 #define CCSANDBOX_BROKER_CLI_FORMS_H_
 

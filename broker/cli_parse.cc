@@ -370,6 +370,12 @@ class Checker {
     if (entry.operands == "ID" && command.operands[0].empty()) {
       return Usage(absl::StrCat(form, ": empty session id"));
     }
+    // The spec names its own binds and working directory: a --workdir beside it would be ignored.
+    if (form == "session start" && !command.spec.empty() && !command.workdir.empty()) {
+      return Usage(
+          "session start: --workdir chooses the directory bound without --spec; with a spec, set "
+          "its guestWorkdir (or give --workdir to each run --session)");
+    }
     if (form == "run --session" && command.session.empty()) {
       return Usage("run --session: empty session id");
     }
@@ -403,10 +409,14 @@ class Checker {
   std::vector<std::string> extra_flags_, extra_words_;
 };
 
-}  // namespace
+CliExit UsageError(const std::string& message, bool json) {
+  return CliExit{.code = kUsageExit, .error = message, .json = json};
+}
 
-std::variant<CliCommand, CliExit> ParseCommandLine(const std::vector<std::string>& argv,
-                                                   const std::string& version_line) {
+// ParseCommandLine but for exceptions other than CLI11's parse errors (a form without a
+// description, an allocation failure), which its caller catches.
+std::variant<CliCommand, CliExit> ParseOrThrow(const std::vector<std::string>& argv,
+                                               const std::string& version_line) {
   // CLI11 parses the flags and words before a bare "--"; the words after it are operands as
   // they are (`run -- sh -c ...`), whatever they look like.
   const auto double_dash = std::find(argv.begin() + (argv.empty() ? 0 : 1), argv.end(), "--");
@@ -417,9 +427,6 @@ std::variant<CliCommand, CliExit> ParseCommandLine(const std::vector<std::string
   if (double_dash != argv.end()) after.assign(double_dash + 1, argv.end());
   const bool json = JsonAsked(args);
   CommandTree tree;
-  auto usage_error = [json](const std::string& message) {
-    return CliExit{.code = kUsageExit, .error = message, .json = json};
-  };
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back
   try {
     tree.root().parse(reversed);
@@ -428,10 +435,9 @@ std::variant<CliCommand, CliExit> ParseCommandLine(const std::vector<std::string
   } catch (const CLI::ParseError& e) {
     std::vector<std::string> path;
     for (const CLI::App* app : tree.Chain()) path.push_back(app->get_name());
-    return usage_error(
-        absl::StrCat(absl::StrJoin(path, " "), path.empty() ? "" : ": ", e.what(), SeeHelp(path)));
-  } catch (const std::exception& e) {
-    return usage_error(absl::StrCat("cannot parse the command line: ", e.what()));
+    return UsageError(
+        absl::StrCat(absl::StrJoin(path, " "), path.empty() ? "" : ": ", e.what(), SeeHelp(path)),
+        json);
   }
   if (tree.version_asked()) return CliExit{.code = 0, .out = version_line, .json = json};
   tree.SetEmpty(std::move(empty_values));
@@ -447,9 +453,22 @@ std::variant<CliCommand, CliExit> ParseCommandLine(const std::vector<std::string
   if (absl::Status valid =
           Checker(tree, std::move(after), double_dash != argv.end()).Check(command);
       !valid.ok()) {
-    return usage_error(std::string(valid.message()));
+    return UsageError(std::string(valid.message()), json);
   }
   return command;
+}
+
+}  // namespace
+
+std::variant<CliCommand, CliExit> ParseCommandLine(const std::vector<std::string>& argv,
+                                                   const std::string& version_line) {
+  try {
+    return ParseOrThrow(argv, version_line);
+  } catch (const std::exception& e) {
+    return UsageError(absl::StrCat("cannot parse the command line: ", e.what()), false);
+  } catch (...) {
+    return UsageError("cannot parse the command line", false);
+  }
 }
 
 std::string BrokerAddress(const std::string& flag, const char* env) {

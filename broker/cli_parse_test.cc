@@ -171,6 +171,8 @@ TEST(ParseCommandLine, UsageErrorsExit125NamingTheProblem) {
       {{"session", "start", "--session=x"}, "session start: does not take --session"},
       {{"session", "start", "--", "sh"}, "session start: unexpected argument 'sh'"},
       {{"session", "start", "--"}, "session start: unexpected argument '--'"},
+      {{"session", "start", "--spec=s.json", "--workdir=/w"},
+       "session start: --workdir chooses the directory bound without --spec"},
       {{"session", "show", "--stdin", "s1"}, "session show: does not take --stdin"},
       {{"policy", "--mode=plan", "--", "ls"}, "policy: expected 'check', got 'ls'"},
       {{"policy"}, "policy: expected 'check'"},

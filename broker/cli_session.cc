@@ -39,12 +39,6 @@ std::chrono::system_clock::time_point Deadline() {
 
 int Start(v1::SandboxBroker::Stub& stub, const SessionCommand&, const LaunchFlags& flags,
           bool json) {
-  // The spec names its own binds and working directory: a --workdir beside it would be ignored.
-  if (!flags.spec_file.empty() && !flags.workdir.empty()) {
-    return Fail(
-        "session start: --workdir chooses the directory bound without --spec; with a spec, set "
-        "its guestWorkdir (or give --workdir to each run --session)");
-  }
   absl::StatusOr<std::string> workdir = ResolveWorkdir(flags.workdir);
   if (!workdir.ok()) return Fail(absl::StrCat("session start: ", workdir.status().message()));
   absl::StatusOr<v1::LaunchRequest> launch = BuildLaunchRequest(flags, *workdir);

@@ -210,6 +210,30 @@ int RunSession(v1::SandboxBroker::Stub& stub, const CliCommand& command) {
   return RunSessionCommand(stub, session, LaunchFlagsOf(command), command.json);
 }
 
+// What each form of cli_forms.h runs, by its subcommand words.
+struct Broker {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub;
+};
+
+struct Handler {
+  absl::string_view subcommand;  // the form's first word
+  int (*run)(Broker&, const CliCommand&);
+};
+
+constexpr Handler kHandlers[] = {
+    {"probe", [](Broker& b, const CliCommand& c) { return Probe(*b.stub, c.json); }},
+    {"run",
+     [](Broker& b, const CliCommand& c) {
+       return c.form == "run --session" ? RunInSession(*b.stub, c) : RunOneShot(*b.stub, c);
+     }},
+    {"session", [](Broker& b, const CliCommand& c) { return RunSession(*b.stub, c); }},
+    {"policy",
+     [](Broker& b, const CliCommand& c) {
+       return RunPolicyCheck(b.channel, c.operands, c.mode, c.json);
+     }},
+};
+
 int Main(int argc, char** argv) {
   BlockCliStopSignals();
   std::variant<CliCommand, CliExit> parsed =
@@ -229,15 +253,15 @@ int Main(int argc, char** argv) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(policy::kMaxGrpcMessageBytes);
   args.SetMaxSendMessageSize(policy::kMaxGrpcMessageBytes);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
-  if (command.form == "probe") return Probe(*stub, command.json);
-  if (command.form == "run") return RunOneShot(*stub, command);
-  if (command.form == "run --session") return RunInSession(*stub, command);
-  if (command.form == "policy check") {
-    return RunPolicyCheck(channel, command.operands, command.mode, command.json);
+  Broker broker;
+  broker.channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  broker.stub = v1::SandboxBroker::NewStub(broker.channel);
+  const absl::string_view subcommand =
+      absl::string_view(command.form).substr(0, command.form.find(' '));
+  for (const Handler& handler : kHandlers) {
+    if (handler.subcommand == subcommand) return handler.run(broker, command);
   }
-  return RunSession(*stub, command);  // the session forms
+  return Fail(absl::StrCat("no handler for '", command.form, "' (a bug of sandboxctl)"));
 }
 
 }  // namespace
