@@ -1,4 +1,4 @@
-// Lets the daemons and the CLI accept --allowed-uids as well as Abseil's --allowed_uids:
+// Lets the daemons accept --allowed-uids as well as Abseil's --allowed_uids:
 // rewrites '-' to '_' in each flag NAME (never in values, never after a bare "--").
 #ifndef CCSANDBOX_BASE_DASHED_FLAGS_H_
 #define CCSANDBOX_BASE_DASHED_FLAGS_H_

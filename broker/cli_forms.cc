@@ -4,60 +4,102 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace ccsandbox::broker {
 namespace {
 
 // The flags that fix a session when it starts: a run in an existing session cannot take them.
-constexpr absl::string_view kLaunchFlags[] = {"spec", "backend", "no_filename_denies"};
+constexpr absl::string_view kLaunchFlags[] = {"spec", "backend", "no-filename-denies"};
 
-bool IsSandboxctlFlag(absl::string_view name) {
-  if (name == "broker") return true;
-  for (const CliForm& form : CliForms()) {
-    if (std::find(form.flags.begin(), form.flags.end(), name) != form.flags.end()) return true;
-  }
-  return false;
-}
-
-std::string Dashed(absl::string_view name) {
-  return absl::StrCat("--", absl::StrReplaceAll(name, {{"_", "-"}}));
+std::string FlagUsage(absl::string_view name) {
+  const CliFlag* flag = FindCliFlag(name);
+  if (flag == nullptr || flag->value.empty()) return absl::StrCat("--", name);
+  return absl::StrCat("--", name, "=", flag->value);
 }
 
 }  // namespace
 
+const std::vector<CliFlag>& CliFlags() {
+  static const std::vector<CliFlag>* const flags = new std::vector<CliFlag>{
+      {"backend", "NAME",
+       "run, session start: none, native, docker or microvm (default: the host's)"},
+      {"broker", "ADDR",
+       "broker address: unix:PATH or a socket's path (default: $CCSANDBOX_BROKER, else the "
+       "installed service's unix:/run/ccsandbox-broker/broker.sock)"},
+      {"json", "",
+       "print one JSON object per line: handles, events, decisions on stdout; sandboxctl's own "
+       "failures as {\"error\":{\"code\":...,\"message\":...}} on stderr"},
+      {"mode", "MODE", "policy check: chat, review, plan or orchestrate"},
+      {"no-filename-denies", "",
+       "run, session start: explicitly accept a policy WITHOUT the .env/*.key/*.pem create "
+       "denies (writeDenyPatterns: []); Linux refuses writable runs that need them until "
+       "create-time enforcement is available"},
+      {"session", "ID",
+       "run: run in this session (from `session start`), which stays; without it, run starts a "
+       "session of its own that ends with the run"},
+      {"spec", "FILE.json", "run, session start: SandboxSpec as proto3 JSON"},
+      {"stdin", "", "run: send this process's stdin to the command"},
+      {"timeout", "SECONDS", "run: kill the command after SECONDS (0 = never)"},
+      {"workdir", "DIR",
+       "run: working directory (default: the current one; with --session, the session's); "
+       "session start: the directory bound when there is no --spec (default: the current one)"},
+  };
+  return *flags;
+}
+
+const CliFlag* FindCliFlag(absl::string_view name) {
+  for (const CliFlag& flag : CliFlags()) {
+    if (flag.name == name) return &flag;
+  }
+  return nullptr;
+}
+
 const std::vector<CliForm>& CliForms() {
   static const std::vector<CliForm>* const forms = new std::vector<CliForm>{
-      {"probe", {"json"}},
-      {"run", {"spec", "workdir", "timeout", "backend", "stdin", "no_filename_denies", "json"}},
-      {"run --session", {"session", "workdir", "timeout", "stdin", "json"}},
-      {"session start", {"spec", "workdir", "backend", "no_filename_denies", "json"}},
-      {"session ls", {"json"}},
-      {"session show", {"json"}},
-      {"session stop", {"json"}},
-      {"session suspend", {"json"}},
-      {"session resume", {"json"}},
-      {"policy check", {"mode", "json"}},
+      {"probe", {"json"}, {}, ""},
+      {"run",
+       {"spec", "workdir", "timeout", "backend", "stdin", "no-filename-denies", "json"},
+       {},
+       "-- CMD [ARGS...]"},
+      {"run --session",
+       {"session", "workdir", "timeout", "stdin", "json"},
+       {"session"},
+       "-- CMD [ARGS...]"},
+      {"session start", {"spec", "workdir", "backend", "no-filename-denies", "json"}, {}, ""},
+      {"session ls", {"json"}, {}, ""},
+      {"session show", {"json"}, {}, "ID"},
+      {"session stop", {"json"}, {}, "ID"},
+      {"session suspend", {"json"}, {}, "ID"},
+      {"session resume", {"json"}, {}, "ID"},
+      {"policy check", {"mode", "json"}, {"mode"}, "-- 'COMMAND LINE'"},
   };
   return *forms;
 }
 
-std::vector<std::string> GivenFlags(const std::vector<std::string>& args) {
-  std::vector<std::string> given;
-  for (size_t i = 1; i < args.size(); ++i) {
-    absl::string_view arg = args[i];
-    if (arg == "--") break;
-    if (arg.size() < 2 || arg[0] != '-') continue;
-    arg.remove_prefix(arg[1] == '-' ? 2 : 1);
-    std::string name(arg.substr(0, arg.find('=')));
-    if (!IsSandboxctlFlag(name) && absl::StartsWith(name, "no") &&
-        IsSandboxctlFlag(name.substr(2))) {
-      name = name.substr(2);
-    }
-    if (!IsSandboxctlFlag(name)) continue;
-    if (std::find(given.begin(), given.end(), name) == given.end()) given.push_back(name);
+std::vector<std::string> FormPath(absl::string_view form) {
+  std::vector<std::string> path;
+  for (absl::string_view word : absl::StrSplit(form, ' ', absl::SkipEmpty())) {
+    if (!absl::StartsWith(word, "-")) path.emplace_back(word);
   }
-  return given;
+  return path;
+}
+
+std::string UsageLine(const CliForm& form) {
+  std::string line = absl::StrCat("sandboxctl [", FlagUsage("broker"), "]");
+  for (const std::string& word : FormPath(form.form)) absl::StrAppend(&line, " ", word);
+  for (absl::string_view flag : form.required) absl::StrAppend(&line, " ", FlagUsage(flag));
+  const bool after_flags = absl::StartsWith(form.operands, "--");
+  if (!form.operands.empty() && !after_flags) absl::StrAppend(&line, " ", form.operands);
+  for (absl::string_view flag : form.flags) {
+    if (std::find(form.required.begin(), form.required.end(), flag) != form.required.end()) {
+      continue;
+    }
+    absl::StrAppend(&line, " [", FlagUsage(flag), "]");
+  }
+  if (after_flags) absl::StrAppend(&line, " ", form.operands);
+  return line;
 }
 
 absl::Status CheckFormFlags(absl::string_view form, const std::vector<std::string>& given) {
@@ -74,12 +116,13 @@ absl::Status CheckFormFlags(absl::string_view form, const std::vector<std::strin
     if (form == "run --session" && std::find(std::begin(kLaunchFlags), std::end(kLaunchFlags),
                                              name) != std::end(kLaunchFlags)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("run --session: ", Dashed(name),
+          absl::StrCat("run --session: --", name,
                        " cannot change an existing session (its spec and backend were fixed by "
                        "`sandboxctl session start`); drop it, or start another session with it"));
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat(form, ": does not take ", Dashed(name), " (see sandboxctl --help)"));
+    return absl::InvalidArgumentError(absl::StrCat(form, ": does not take --", name,
+                                                   " (see sandboxctl ",
+                                                   absl::StrJoin(FormPath(form), " "), " --help)"));
   }
   return absl::OkStatus();
 }

@@ -1,12 +1,12 @@
-// sandboxctl's command forms and the flags each one takes, as a table, and the check that
-// refuses a flag a form does not take (a flag silently ignored is a run the user did not ask
-// for: `run --session=ID --spec=...` cannot change the session's spec).
+// sandboxctl's flags and command forms, as tables: cli_parse.cc builds the CLI11 subcommands and
+// their usage lines from them, and refuses a flag a form does not take (a flag silently ignored
+// is a run the user did not ask for: `run --session=ID --spec=...` cannot change the session).
 //
-//   std::vector<std::string> given = GivenFlags(UnderscoreFlagNames(argc, argv));
-//   if (absl::Status s = CheckFormFlags("session ls", given); !s.ok()) return Fail(...);
+//   if (absl::Status s = CheckFormFlags("session ls", {"json", "spec"}); !s.ok()) ...
 //
-// --broker is taken by every form. Flags that are not sandboxctl's (Abseil's --flagfile, ...)
-// are not checked here.
+// --broker is taken by every form, and --json too. Flag names are dashed (no-filename-denies).
+// A new subcommand (term, doctor, plan, ...) is a CliForms() entry, its line in cli_parse.cc's
+// Descriptions() and its case in sandboxctl.cc's dispatch; --help and the checks follow.
 #ifndef CCSANDBOX_BROKER_CLI_FORMS_H_
 #define CCSANDBOX_BROKER_CLI_FORMS_H_
 
@@ -18,20 +18,37 @@
 
 namespace ccsandbox::broker {
 
-struct CliForm {
-  absl::string_view form;                // "probe", "run", "run --session", "session ls", ...
-  std::vector<absl::string_view> flags;  // flag names as Abseil spells them (no_filename_denies)
+struct CliFlag {
+  absl::string_view name;   // "no-filename-denies"
+  absl::string_view value;  // "FILE.json" in --spec=FILE.json; "" for a switch
+  absl::string_view help;   // as --help and docs/flags.md say it
 };
+
+struct CliForm {
+  // The words that name the form: its subcommands, then the flag that selects it among the
+  // forms of the same subcommands ("run --session").
+  absl::string_view form;
+  std::vector<absl::string_view> flags;     // every flag it takes but --broker
+  std::vector<absl::string_view> required;  // shown without brackets in its usage line
+  absl::string_view operands;               // "-- CMD [ARGS...]", "ID", ""
+};
+
+// Every flag of sandboxctl but --help and --version, in name order.
+const std::vector<CliFlag>& CliFlags();
+
+// The flag named `name` (dashed), or null.
+const CliFlag* FindCliFlag(absl::string_view name);
 
 // Every form of sandboxctl, in --help order.
 const std::vector<CliForm>& CliForms();
 
-// The sandboxctl flags named in `args` (argv with underscored flag names, argv[0] first), up to
-// a bare "--", each once, in order: "--spec=x", "-spec x", "--nojson" (Abseil's negation of a
-// boolean) give "spec", "spec", "json".
-std::vector<std::string> GivenFlags(const std::vector<std::string>& args);
+// The subcommand words of `form` ("run --session" -> {"run"}).
+std::vector<std::string> FormPath(absl::string_view form);
 
-// INVALID_ARGUMENT naming the first flag in `given` that `form` does not take.
+// "sandboxctl [--broker=ADDR] run --session=ID [--workdir=DIR] ... -- CMD [ARGS...]"
+std::string UsageLine(const CliForm& form);
+
+// INVALID_ARGUMENT naming the first flag in `given` (dashed names) that `form` does not take.
 absl::Status CheckFormFlags(absl::string_view form, const std::vector<std::string>& given);
 
 }  // namespace ccsandbox::broker

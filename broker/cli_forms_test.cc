@@ -1,5 +1,6 @@
 #include "broker/cli_forms.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -9,28 +10,6 @@ namespace ccsandbox::broker {
 namespace {
 
 using Args = std::vector<std::string>;
-
-TEST(GivenFlags, NamesSandboxctlFlagsBeforeTheDoubleDash) {
-  struct Case {
-    Args args;
-    Args expected;
-  };
-  const Case cases[] = {
-      {{"sandboxctl"}, {}},
-      {{"sandboxctl", "--broker=unix:/b", "run", "--", "ls"}, {"broker"}},
-      {{"sandboxctl", "run", "--spec=s.json", "--json", "--", "--timeout=3"}, {"spec", "json"}},
-      {{"sandboxctl", "-spec", "s.json", "run"}, {"spec"}},
-      {{"sandboxctl", "--spec=", "run"}, {"spec"}},  // given, even if empty
-      {{"sandboxctl", "--nojson", "--nostdin", "probe"}, {"json", "stdin"}},
-      {{"sandboxctl", "--no_filename_denies", "run"}, {"no_filename_denies"}},
-      {{"sandboxctl", "--session=a", "--session=b", "run"}, {"session"}},
-      {{"sandboxctl", "--flagfile=f", "--undefok=x", "-", "session", "ls"}, {}},
-      {{"sandboxctl", "run", "--", "--spec=x"}, {}},
-  };
-  for (const Case& c : cases) {
-    EXPECT_EQ(GivenFlags(c.args), c.expected) << ::testing::PrintToString(c.args);
-  }
-}
 
 TEST(CheckFormFlags, EachFormTakesItsFlagsAndRefusesTheRest) {
   struct Case {
@@ -43,10 +22,10 @@ TEST(CheckFormFlags, EachFormTakesItsFlagsAndRefusesTheRest) {
       {"run --session", {"session", "spec"}, "run --session: --spec cannot change an existing"},
       {"run --session", {"session", "backend"}, "--backend cannot change an existing session"},
       {"run --session",
-       {"session", "no_filename_denies"},
+       {"session", "no-filename-denies"},
        "--no-filename-denies cannot change an existing session"},
       {"run --session", {"session", "mode"}, "run --session: does not take --mode"},
-      {"session start", {"spec", "workdir", "backend", "no_filename_denies", "json"}, ""},
+      {"session start", {"spec", "workdir", "backend", "no-filename-denies", "json"}, ""},
       {"session start", {"timeout"}, "session start: does not take --timeout"},
       {"session start", {"session"}, "session start: does not take --session"},
       {"session ls", {"json", "broker"}, ""},
@@ -55,7 +34,7 @@ TEST(CheckFormFlags, EachFormTakesItsFlagsAndRefusesTheRest) {
       {"session stop", {"json"}, ""},
       {"session stop", {"backend"}, "session stop: does not take --backend"},
       {"session suspend", {"spec"}, "session suspend: does not take --spec"},
-      {"run", {"spec", "workdir", "timeout", "backend", "stdin", "no_filename_denies", "json"}, ""},
+      {"run", {"spec", "workdir", "timeout", "backend", "stdin", "no-filename-denies", "json"}, ""},
       {"policy check", {"mode", "json"}, ""},
       {"session frobnicate", {}, "unknown form"},
   };
@@ -80,6 +59,35 @@ TEST(CliForms, EveryFormIsListedOnceWithJson) {
         << form.form;
   }
   EXPECT_EQ(seen.size(), 10u);
+}
+
+TEST(CliForms, EveryFlagOfAFormIsDefined) {
+  for (const CliForm& form : CliForms()) {
+    for (absl::string_view flag : form.flags) {
+      EXPECT_NE(FindCliFlag(flag), nullptr) << form.form << ": " << flag;
+    }
+    for (absl::string_view flag : form.required) {
+      EXPECT_NE(std::find(form.flags.begin(), form.flags.end(), flag), form.flags.end())
+          << form.form << ": " << flag;
+    }
+  }
+}
+
+TEST(UsageLine, PathRequiredFlagsIdOptionalFlagsThenOperands) {
+  auto line = [](absl::string_view name) {
+    for (const CliForm& form : CliForms()) {
+      if (form.form == name) return UsageLine(form);
+    }
+    return std::string();
+  };
+  EXPECT_EQ(line("run --session"),
+            "sandboxctl [--broker=ADDR] run --session=ID [--workdir=DIR] [--timeout=SECONDS] "
+            "[--stdin] [--json] -- CMD [ARGS...]");
+  EXPECT_EQ(line("session stop"), "sandboxctl [--broker=ADDR] session stop ID [--json]");
+  EXPECT_EQ(line("policy check"),
+            "sandboxctl [--broker=ADDR] policy check --mode=MODE [--json] -- 'COMMAND LINE'");
+  EXPECT_EQ(FormPath("run --session"), std::vector<std::string>{"run"});
+  EXPECT_EQ(FormPath("session show"), (std::vector<std::string>{"session", "show"}));
 }
 
 }  // namespace

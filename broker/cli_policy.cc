@@ -14,15 +14,7 @@ namespace {
 
 int Check(v1::SandboxPolicy::Stub& stub, const std::vector<std::string>& words,
           const std::string& mode, bool json) {
-  if (mode.empty()) {
-    return Fail("policy check: --mode is required (chat, review, plan or orchestrate)");
-  }
   const std::string line = CommandLineFromWords(words);
-  if (line.empty()) {
-    return Fail(
-        "policy check: no command line given "
-        "(sandboxctl policy check --mode=MODE -- 'COMMAND LINE')");
-  }
   v1::EvaluateCommandRequest request;
   request.set_mode(mode);
   request.set_command_line(line);
@@ -97,14 +89,10 @@ std::string CommandDecisionJson(const v1::CommandDecision& decision) {
   return json;
 }
 
-int RunPolicyCommand(const std::shared_ptr<grpc::Channel>& channel,
-                     const std::vector<std::string>& args, const std::string& mode, bool json) {
-  if (args.empty() || args[0] != "check") {
-    return Fail(absl::StrCat("policy: expected 'check', got '", args.empty() ? "" : args[0],
-                             "' (sandboxctl policy check --mode=MODE -- 'COMMAND LINE')"));
-  }
+int RunPolicyCheck(const std::shared_ptr<grpc::Channel>& channel,
+                   const std::vector<std::string>& words, const std::string& mode, bool json) {
   std::unique_ptr<v1::SandboxPolicy::Stub> stub = v1::SandboxPolicy::NewStub(channel);
-  return Check(*stub, std::vector<std::string>(args.begin() + 1, args.end()), mode, json);
+  return Check(*stub, words, mode, json);
 }
 
 }  // namespace ccsandbox::broker

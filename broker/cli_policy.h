@@ -4,7 +4,8 @@
 //   sandboxctl --broker=unix:PATH policy check --mode=plan [--json] -- 'git commit -m x && npm i'
 //
 // Exit codes: 0 allow, 1 prompt, 2 deny (policy/policy_verdict.h's numbering), 125 when
-// sandboxctl or the broker failed (no --mode, an unknown mode, no command line, no broker).
+// sandboxctl or the broker failed (an unknown mode, no broker) and for a usage error (no --mode,
+// no command line: cli_parse.h's).
 #ifndef CCSANDBOX_BROKER_CLI_POLICY_H_
 #define CCSANDBOX_BROKER_CLI_POLICY_H_
 
@@ -40,10 +41,10 @@ std::string FormatCommandDecision(const v1::CommandDecision& decision);
 // One line of proto3 JSON (fields at their defaults included).
 std::string CommandDecisionJson(const v1::CommandDecision& decision);
 
-// Runs `sandboxctl policy ARGS...` (`args` are the words after "policy") against the broker on
-// `channel`; prints to stdout / stderr and returns the exit code.
-int RunPolicyCommand(const std::shared_ptr<grpc::Channel>& channel,
-                     const std::vector<std::string>& args, const std::string& mode, bool json);
+// Runs `sandboxctl policy check --mode=MODE -- WORDS...` against the broker on `channel`;
+// prints to stdout / stderr and returns the exit code.
+int RunPolicyCheck(const std::shared_ptr<grpc::Channel>& channel,
+                   const std::vector<std::string>& words, const std::string& mode, bool json);
 
 }  // namespace ccsandbox::broker
 

@@ -28,7 +28,7 @@ std::string Json(const google::protobuf::Message& message) {
 // The failure of a call about `session_id`: NOT_FOUND names the session, the rest say why.
 int FailCall(const std::string& what, const grpc::Status& status, const std::string& session_id) {
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-    return Fail(absl::StrCat(what, ": ", NoSessionMessage(session_id)));
+    return Fail(absl::StrCat(what, ": ", NoSessionMessage(session_id)), kNotFoundError);
   }
   return Fail(absl::StrCat(what, ": ", status.error_message()));
 }
@@ -39,12 +39,6 @@ std::chrono::system_clock::time_point Deadline() {
 
 int Start(v1::SandboxBroker::Stub& stub, const SessionCommand&, const LaunchFlags& flags,
           bool json) {
-  // The spec names its own binds and working directory: a --workdir beside it would be ignored.
-  if (!flags.spec_file.empty() && !flags.workdir.empty()) {
-    return Fail(
-        "session start: --workdir chooses the directory bound without --spec; with a spec, set "
-        "its guestWorkdir (or give --workdir to each run --session)");
-  }
   absl::StatusOr<std::string> workdir = ResolveWorkdir(flags.workdir);
   if (!workdir.ok()) return Fail(absl::StrCat("session start: ", workdir.status().message()));
   absl::StatusOr<v1::LaunchRequest> launch = BuildLaunchRequest(flags, *workdir);
@@ -97,7 +91,6 @@ int CallOnSession(v1::SandboxBroker::Stub& stub, const SessionCommand& command, 
 
 struct Verb {
   absl::string_view name;
-  bool takes_id;
   // Either a verb of its own ...
   int (*run)(v1::SandboxBroker::Stub&, const SessionCommand&, const LaunchFlags&, bool json);
   // ... or one call on the named session, its handle printed (or only with --json).
@@ -106,15 +99,13 @@ struct Verb {
 };
 
 constexpr Verb kVerbs[] = {
-    {"start", false, Start, nullptr, false},
-    {"ls", false, List, nullptr, false},
-    {"show", true, nullptr, &v1::SandboxBroker::Stub::GetSession, true},
-    {"stop", true, nullptr, &v1::SandboxBroker::Stub::Destroy, false},
-    {"suspend", true, nullptr, &v1::SandboxBroker::Stub::Suspend, true},
-    {"resume", true, nullptr, &v1::SandboxBroker::Stub::Resume, true},
+    {"start", Start, nullptr, false},
+    {"ls", List, nullptr, false},
+    {"show", nullptr, &v1::SandboxBroker::Stub::GetSession, true},
+    {"stop", nullptr, &v1::SandboxBroker::Stub::Destroy, false},
+    {"suspend", nullptr, &v1::SandboxBroker::Stub::Suspend, true},
+    {"resume", nullptr, &v1::SandboxBroker::Stub::Resume, true},
 };
-
-constexpr absl::string_view kVerbList = "start, ls, show, stop, suspend or resume";
 
 const Verb* FindVerb(absl::string_view name) {
   for (const Verb& verb : kVerbs) {
@@ -124,37 +115,6 @@ const Verb* FindVerb(absl::string_view name) {
 }
 
 }  // namespace
-
-absl::StatusOr<SessionCommand> ParseSessionArgs(const std::vector<std::string>& args) {
-  if (args.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("session: missing verb: ", kVerbList));
-  }
-  const Verb* verb = FindVerb(args[0]);
-  if (verb == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session: unknown verb ", policy::QuoteInput(args[0]), ": expected ", kVerbList));
-  }
-  SessionCommand command{.verb = args[0]};
-  const size_t words = verb->takes_id ? 2 : 1;
-  if (args.size() < words) {
-    return absl::InvalidArgumentError(absl::StrCat("session ", command.verb,
-                                                   ": missing session id (sandboxctl session ",
-                                                   command.verb, " ID; session ls lists them)"));
-  }
-  if (args.size() > words) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session ", command.verb, ": unexpected argument ", policy::QuoteInput(args[words]),
-        verb->takes_id ? " (one session id at a time)" : " (it takes no arguments)"));
-  }
-  if (verb->takes_id) {
-    command.session_id = args[1];
-    if (command.session_id.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("session ", command.verb, ": empty session id"));
-    }
-  }
-  return command;
-}
 
 std::string BackendText(v1::SandboxBackend backend) {
   return absl::AsciiStrToLower(

@@ -11,8 +11,8 @@
 // start prints the session id (or, with --json, the SandboxHandle as one JSON line); ls one line
 // per session: id, actual backend, state (--json: one handle per line); show the handle as
 // "key: value" lines; stop prints nothing (--json: the final handle, state destroyed).
-// Exit codes: 0 on success, 125 (cli_exit.h) on every failure, a usage error or an unknown
-// session included, with a one-line message on stderr.
+// Exit codes: 0 on success, 125 (cli_exit.h) on every failure, an unknown session included,
+// with a one-line message on stderr. Usage errors are cli_parse.h's.
 #ifndef CCSANDBOX_BROKER_CLI_SESSION_H_
 #define CCSANDBOX_BROKER_CLI_SESSION_H_
 
@@ -26,13 +26,11 @@
 
 namespace ccsandbox::broker {
 
+// A `session` form as cli_parse.h checked it.
 struct SessionCommand {
   std::string verb;        // start, ls, show, stop, suspend, resume
   std::string session_id;  // all but start and ls
 };
-
-// The words after "session": a verb and, but for start and ls, exactly one session id.
-absl::StatusOr<SessionCommand> ParseSessionArgs(const std::vector<std::string>& args);
 
 // "native", "none", "microvm"; "warm", "active", "destroyed", ... (the enum names, lower case).
 std::string BackendText(v1::SandboxBackend backend);

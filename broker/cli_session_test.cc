@@ -6,46 +6,6 @@
 namespace ccsandbox::broker {
 namespace {
 
-using Args = std::vector<std::string>;
-
-TEST(ParseSessionArgs, TakesAVerbAndAnIdWhereOneIsNeeded) {
-  struct Case {
-    Args args;
-    const char* verb;  // "" = refused
-    const char* id_or_error;
-  };
-  const Case cases[] = {
-      {{"start"}, "start", ""},
-      {{"ls"}, "ls", ""},
-      {{"show", "s1"}, "show", "s1"},
-      {{"stop", "cli-1-0a"}, "stop", "cli-1-0a"},
-      {{}, "", "session: missing verb: start, ls, show, stop, suspend or resume"},
-      {{"list"},
-       "",
-       "session: unknown verb 'list': expected start, ls, show, stop, suspend or resume"},
-      {{"show"}, "", "session show: missing session id"},
-      {{"stop"}, "", "session stop: missing session id"},
-      {{"stop", ""}, "", "session stop: empty session id"},
-      {{"suspend"}, "", "session suspend: missing session id"},
-      {{"stop", "a", "b"}, "", "session stop: unexpected argument 'b' (one session id at a time)"},
-      {{"ls", "x"}, "", "session ls: unexpected argument 'x' (it takes no arguments)"},
-      {{"start", "--", "sh"}, "", "session start: unexpected argument '--'"},
-  };
-  for (const Case& c : cases) {
-    absl::StatusOr<SessionCommand> parsed = ParseSessionArgs(c.args);
-    if (std::string(c.verb).empty()) {
-      EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument)
-          << ::testing::PrintToString(c.args);
-      EXPECT_TRUE(absl::StartsWith(parsed.status().message(), c.id_or_error))
-          << ::testing::PrintToString(c.args) << " -> " << parsed.status();
-    } else {
-      ASSERT_TRUE(parsed.ok()) << ::testing::PrintToString(c.args) << parsed.status();
-      EXPECT_EQ(parsed->verb, c.verb);
-      EXPECT_EQ(parsed->session_id, c.id_or_error);
-    }
-  }
-}
-
 v1::SandboxHandle Handle(const std::string& id, v1::SandboxBackend backend,
                          v1::SandboxState state) {
   v1::SandboxHandle handle;

@@ -1,4 +1,5 @@
-// sandboxctl: the command-line client of the broker.
+// sandboxctl: the command-line client of the broker. The forms (cli_forms.h; `--help` and
+// `sandboxctl FORM --help` print their usage lines, exit 0; a usage error exits 125):
 //
 //   sandboxctl --broker=unix:PATH probe [--json]
 //   sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS]
@@ -7,7 +8,7 @@
 //              [--json] -- CMD [ARGS...]
 //   sandboxctl --broker=unix:PATH session start [--spec=FILE.json] [--workdir=DIR]
 //              [--backend=NAME] [--no-filename-denies] [--json]
-//   sandboxctl --broker=unix:PATH session ls|show ID|stop ID [--json]
+//   sandboxctl --broker=unix:PATH session ls|show ID|stop ID|suspend ID|resume ID [--json]
 //   sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'
 //
 // run without --session starts a session of its own and the broker ends it with the run; with
@@ -17,28 +18,26 @@
 // or the session does not exist — with a one-line message).
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
+// --broker defaults to $CCSANDBOX_BROKER, else the installed service's socket, and takes a bare
+// path. --json prints handles, events and decisions as JSON lines on stdout, and sandboxctl's
+// own failures as one JSON object on stderr (cli_exit.h).
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "base/dashed_flags.h"
 #include "base/version.h"
 #include "broker/cli_events.h"
 #include "broker/cli_exit.h"
-#include "broker/cli_forms.h"
 #include "broker/cli_launch.h"
+#include "broker/cli_parse.h"
 #include "broker/cli_policy.h"
 #include "broker/cli_session.h"
 #include "broker/cli_signals.h"
@@ -46,27 +45,6 @@
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
-
-ABSL_FLAG(std::string, broker, "",
-          "broker address: unix:PATH or a socket's path (default: $CCSANDBOX_BROKER, else the "
-          "installed service's unix:/run/ccsandbox-broker/broker.sock)");
-ABSL_FLAG(bool, json, false, "print one JSON object per line");
-ABSL_FLAG(std::string, session, "",
-          "run: run in this session (from `session start`), which stays; without it, run starts "
-          "a session of its own that ends with the run");
-ABSL_FLAG(std::string, spec, "", "run, session start: SandboxSpec as proto3 JSON");
-ABSL_FLAG(std::string, workdir, "",
-          "run: working directory (default: the current one; with --session, the session's); "
-          "session start: the directory bound when there is no --spec (default: the current one)");
-ABSL_FLAG(double, timeout, 0, "run: kill the command after SECONDS (0 = never)");
-ABSL_FLAG(std::string, backend, "",
-          "run, session start: none, native, docker or microvm (default: the host's)");
-ABSL_FLAG(bool, stdin, false, "run: send this process's stdin to the command");
-ABSL_FLAG(bool, no_filename_denies, false,
-          "run, session start: explicitly accept a policy WITHOUT the .env/*.key/*.pem create "
-          "denies (writeDenyPatterns: []); Linux refuses writable runs that need them until "
-          "create-time enforcement is available");
-ABSL_FLAG(std::string, mode, "", "policy check: chat, review, plan or orchestrate");
 
 namespace ccsandbox::broker {
 namespace {
@@ -121,31 +99,31 @@ absl::StatusOr<std::string> ReadStdin() {
   }
 }
 
-LaunchFlags LaunchFlagsFromCommandLine() {
-  return LaunchFlags{.spec_file = absl::GetFlag(FLAGS_spec),
-                     .workdir = absl::GetFlag(FLAGS_workdir),
-                     .backend = absl::GetFlag(FLAGS_backend),
-                     .no_filename_denies = absl::GetFlag(FLAGS_no_filename_denies)};
+LaunchFlags LaunchFlagsOf(const CliCommand& command) {
+  return LaunchFlags{.spec_file = command.spec,
+                     .workdir = command.workdir,
+                     .backend = command.backend,
+                     .no_filename_denies = command.no_filename_denies};
 }
 
 // The Exec request of one run, checked before anything is sent. `guest_workdir` overrides the
 // spec's (when --workdir was given); `session_id` is "" for a one-shot run until it is launched.
-absl::StatusOr<v1::ExecRequest> BuildExecRequest(const std::vector<std::string>& command,
+absl::StatusOr<v1::ExecRequest> BuildExecRequest(const CliCommand& command,
                                                  const std::optional<std::string>& guest_workdir,
                                                  const std::string& session_id, bool one_shot) {
-  const double timeout = absl::GetFlag(FLAGS_timeout);
+  const double timeout = command.timeout_seconds;
   if (!(timeout >= 0) || timeout * 1000 > static_cast<double>(policy::kMaxTimeoutMs)) {
     return absl::InvalidArgumentError("--timeout: from 0 (none) to 604800 seconds (7 days)");
   }
   v1::ExecRequest exec;
   exec.set_session_id(session_id);
-  for (const std::string& arg : command) exec.add_argv(arg);
+  for (const std::string& arg : command.operands) exec.add_argv(arg);
   if (guest_workdir.has_value()) exec.set_guest_workdir(*guest_workdir);
   exec.set_timeout_ms(static_cast<uint64_t>(timeout * 1000));
   // If this process dies (even SIGKILL), the broker still tears a one-shot session down; a
   // session from `session start` is never ended by a run.
   exec.set_destroy_session_after(one_shot);
-  if (absl::GetFlag(FLAGS_stdin)) {
+  if (command.read_stdin) {
     absl::StatusOr<std::string> input = ReadStdin();
     if (!input.ok()) return input.status();
     exec.set_stdin(*std::move(input));
@@ -186,7 +164,7 @@ int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool j
 
   if (stop_signal.signal() != 0) return 128 + stop_signal.signal();
   if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-    return Fail(NoSessionMessage(exec.session_id()));
+    return Fail(NoSessionMessage(exec.session_id()), kNotFoundError);
   }
   if (!status.ok()) return Fail(status.error_message());
   if (!code.has_value()) return Fail("the run ended without an exit event");
@@ -194,11 +172,10 @@ int StreamRun(v1::SandboxBroker::Stub& stub, const v1::ExecRequest& exec, bool j
 }
 
 // `run -- CMD`: a session of its own, launched for this run and destroyed by the broker after it.
-int RunOneShot(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& command, bool json) {
-  if (command.empty()) return Fail("run: no command given (sandboxctl run -- CMD [ARGS...])");
+int RunOneShot(v1::SandboxBroker::Stub& stub, const CliCommand& command) {
   // Launch and Exec are complete and checked before anything is sent: a refusal leaves no
   // session behind.
-  const LaunchFlags flags = LaunchFlagsFromCommandLine();
+  const LaunchFlags flags = LaunchFlagsOf(command);
   absl::StatusOr<std::string> workdir = ResolveWorkdir(flags.workdir);
   if (!workdir.ok()) return Fail(std::string(workdir.status().message()));
   absl::StatusOr<v1::LaunchRequest> launch = BuildLaunchRequest(flags, *workdir);
@@ -207,110 +184,84 @@ int RunOneShot(v1::SandboxBroker::Stub& stub, const std::vector<std::string>& co
       BuildExecRequest(command, flags.workdir.empty() ? std::nullopt : std::optional(*workdir),
                        /*session_id=*/"", /*one_shot=*/true);
   if (!exec.ok()) return Fail(std::string(exec.status().message()));
-  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, *launch, json);
+  absl::StatusOr<v1::SandboxHandle> handle = LaunchSession(stub, *launch, command.json);
   if (!handle.ok()) return Fail(std::string(handle.status().message()));
   exec->set_session_id(handle->session_id());
-  return StreamRun(stub, *exec, json);
+  return StreamRun(stub, *exec, command.json);
 }
 
 // `run --session=ID -- CMD`: one Exec in an existing session; nothing launched or destroyed.
-int RunInSession(v1::SandboxBroker::Stub& stub, const std::string& session_id,
-                 const std::vector<std::string>& command, bool json) {
-  if (session_id.empty()) return Fail("run --session: empty session id");
-  if (command.empty()) {
-    return Fail("run: no command given (sandboxctl run --session=ID -- CMD [ARGS...])");
-  }
+int RunInSession(v1::SandboxBroker::Stub& stub, const CliCommand& command) {
   std::optional<std::string> guest_workdir;
-  if (const std::string flag = absl::GetFlag(FLAGS_workdir); !flag.empty()) {
-    absl::StatusOr<std::string> workdir = ResolveWorkdir(flag);
+  if (!command.workdir.empty()) {
+    absl::StatusOr<std::string> workdir = ResolveWorkdir(command.workdir);
     if (!workdir.ok()) return Fail(std::string(workdir.status().message()));
     guest_workdir = *workdir;
   }
   absl::StatusOr<v1::ExecRequest> exec =
-      BuildExecRequest(command, guest_workdir, session_id, /*one_shot=*/false);
+      BuildExecRequest(command, guest_workdir, command.session, /*one_shot=*/false);
   if (!exec.ok()) return Fail(std::string(exec.status().message()));
-  return StreamRun(stub, *exec, json);
+  return StreamRun(stub, *exec, command.json);
 }
+
+int RunSession(v1::SandboxBroker::Stub& stub, const CliCommand& command) {
+  const SessionCommand session{.verb = command.form.substr(command.form.find(' ') + 1),
+                               .session_id = command.operands.empty() ? "" : command.operands[0]};
+  return RunSessionCommand(stub, session, LaunchFlagsOf(command), command.json);
+}
+
+// What each form of cli_forms.h runs, by its subcommand words.
+struct Broker {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::SandboxBroker::Stub> stub;
+};
+
+struct Handler {
+  absl::string_view subcommand;  // the form's first word
+  int (*run)(Broker&, const CliCommand&);
+};
+
+constexpr Handler kHandlers[] = {
+    {"probe", [](Broker& b, const CliCommand& c) { return Probe(*b.stub, c.json); }},
+    {"run",
+     [](Broker& b, const CliCommand& c) {
+       return c.form == "run --session" ? RunInSession(*b.stub, c) : RunOneShot(*b.stub, c);
+     }},
+    {"session", [](Broker& b, const CliCommand& c) { return RunSession(*b.stub, c); }},
+    {"policy",
+     [](Broker& b, const CliCommand& c) {
+       return RunPolicyCheck(b.channel, c.operands, c.mode, c.json);
+     }},
+};
 
 int Main(int argc, char** argv) {
   BlockCliStopSignals();
-  SetVersionFlag("sandboxctl");
-  absl::SetProgramUsageMessage(
-      "sandboxctl --broker=unix:PATH probe [--json]\n"
-      "  sandboxctl --broker=unix:PATH run [--spec=FILE.json] [--workdir=DIR] "
-      "[--timeout=SECONDS] [--backend=NAME] [--stdin] [--no-filename-denies] [--json] "
-      "-- CMD [ARGS...]\n"
-      "  sandboxctl --broker=unix:PATH run --session=ID [--workdir=DIR] [--timeout=SECONDS] "
-      "[--stdin] [--json] -- CMD [ARGS...]\n"
-      "  sandboxctl --broker=unix:PATH session start [--spec=FILE.json] [--workdir=DIR] "
-      "[--backend=NAME] [--no-filename-denies] [--json]\n"
-      "  sandboxctl --broker=unix:PATH session ls [--json]\n"
-      "  sandboxctl --broker=unix:PATH session show ID [--json]\n"
-      "  sandboxctl --broker=unix:PATH session stop ID [--json]\n"
-      "  sandboxctl --broker=unix:PATH session suspend|resume ID [--json]\n"
-      "  sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'\n"
-      "Exit codes: run: the command's, 128+signal when it was killed, 125 when sandboxctl, the "
-      "broker or the launcher failed or the session does not exist; session, probe: 0, or 125; "
-      "policy check: 0 allow, 1 prompt, 2 deny, 125.");
-  const std::vector<std::string> positional = ParseDashedCommandLine(argc, argv);
-  if (positional.size() < 2) {
-    return Fail("missing subcommand: probe, run, session or policy (see --help)");
+  std::variant<CliCommand, CliExit> parsed =
+      ParseCommandLine(std::vector<std::string>(argv, argv + argc), VersionLine("sandboxctl"));
+  if (const CliExit* exit = std::get_if<CliExit>(&parsed)) {
+    SetJsonErrors(exit->json);
+    std::cout << exit->out << std::flush;
+    return exit->code == 0 ? 0 : Fail(exit->error, kUsageError);
   }
-  const std::string subcommand = positional[1];
-  const std::vector<std::string> rest(positional.begin() + 2, positional.end());
-  // The forms that came with sessions refuse flags they do not take (run --session=ID --spec=X
-  // cannot change the session); probe, one-shot run and policy check ignore them as before.
-  const std::vector<std::string> given = GivenFlags(UnderscoreFlagNames(argc, argv));
-  const bool in_session =
-      subcommand == "run" && std::find(given.begin(), given.end(), "session") != given.end();
-  std::optional<SessionCommand> session_command;
-  if (in_session) {
-    if (absl::Status valid = CheckFormFlags("run --session", given); !valid.ok()) {
-      return Fail(std::string(valid.message()));
-    }
-  } else if (subcommand == "session") {
-    absl::StatusOr<SessionCommand> parsed = ParseSessionArgs(rest);
-    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
-    if (absl::Status valid = CheckFormFlags("session " + parsed->verb, given); !valid.ok()) {
-      return Fail(std::string(valid.message()));
-    }
-    session_command = *std::move(parsed);
-  }
+  const CliCommand& command = std::get<CliCommand>(parsed);
+  SetJsonErrors(command.json);
 
-  std::string address = absl::GetFlag(FLAGS_broker);
-  if (address.empty()) {
-    const char* env = getenv("CCSANDBOX_BROKER");
-    if (env != nullptr) address = env;
-  }
-  // The installed service's socket (packaging/systemd) unless told otherwise; a bare path is a
-  // Unix socket.
-  if (address.empty()) address = "unix:/run/ccsandbox-broker/broker.sock";
-  if (absl::StartsWith(address, "/")) address = "unix:" + address;
+  const std::string address = BrokerAddress(command.broker, getenv("CCSANDBOX_BROKER"));
   if (address.rfind("unix:", 0) == 0 && access(address.substr(5).c_str(), F_OK) != 0) {
     return Fail(absl::StrCat("no broker at ", address, " (socket missing)"));
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(policy::kMaxGrpcMessageBytes);
   args.SetMaxSendMessageSize(policy::kMaxGrpcMessageBytes);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(channel);
-  const bool json = absl::GetFlag(FLAGS_json);
-  if (subcommand == "probe") {
-    if (!rest.empty()) return Fail("probe takes no arguments");
-    return Probe(*stub, json);
+  Broker broker;
+  broker.channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  broker.stub = v1::SandboxBroker::NewStub(broker.channel);
+  const absl::string_view subcommand =
+      absl::string_view(command.form).substr(0, command.form.find(' '));
+  for (const Handler& handler : kHandlers) {
+    if (handler.subcommand == subcommand) return handler.run(broker, command);
   }
-  if (subcommand == "run") {
-    return in_session ? RunInSession(*stub, absl::GetFlag(FLAGS_session), rest, json)
-                      : RunOneShot(*stub, rest, json);
-  }
-  if (subcommand == "session") {
-    return RunSessionCommand(*stub, *session_command, LaunchFlagsFromCommandLine(), json);
-  }
-  if (subcommand == "policy") {
-    return RunPolicyCommand(channel, rest, absl::GetFlag(FLAGS_mode), json);
-  }
-  return Fail(absl::StrCat("unknown subcommand '", subcommand,
-                           "': expected probe, run, session or policy"));
+  return Fail(absl::StrCat("no handler for '", command.form, "' (a bug of sandboxctl)"));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ packages=(
   g++ pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libseccomp-dev libasio-dev libssl-dev libc-ares-dev libre2-dev zlib1g-dev
+  libseccomp-dev libasio-dev libcli11-dev libssl-dev libc-ares-dev libre2-dev zlib1g-dev
   libcurl4-openssl-dev  # the push gateway's upstream client
   prometheus-cpp-dev  # the daemons' opt-in metrics endpoint (base/metrics)
   bubblewrap socat

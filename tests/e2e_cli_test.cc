@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -305,6 +306,106 @@ TEST(SandboxctlRun, ExplicitBackendRequestsNeverDowngrade) {
   ProgramResult vm = d->Sandboxctl({"run", "--backend=microvm", "--", "true"}, d->MakeWorkdir());
   EXPECT_EQ(vm.exit_code, 125);
   EXPECT_TRUE(absl::StrContains(vm.err, "microvm")) << vm.err;
+}
+
+ProgramResult SandboxctlAlone(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {Runfile("broker/sandboxctl")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunProgram(argv);
+}
+
+// --help / -h at the top and on every subcommand: its complete usage lines on stdout, exit 0,
+// without a broker.
+TEST(SandboxctlHelp, EverySubcommandPrintsItsUsageLinesAndExitsZero) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> lines;
+  };
+  const Case cases[] = {
+      {{"--help"},
+       {"sandboxctl [--broker=ADDR] probe [--json]",
+        "sandboxctl [--broker=ADDR] session show ID [--json]",
+        "sandboxctl [--broker=ADDR] policy check --mode=MODE [--json] -- 'COMMAND LINE'"}},
+      {{"-h"}, {"sandboxctl [--broker=ADDR] session ls [--json]"}},
+      {{"probe", "--help"}, {"sandboxctl [--broker=ADDR] probe [--json]"}},
+      {{"run", "--help"},
+       {"sandboxctl [--broker=ADDR] run [--spec=FILE.json] [--workdir=DIR] [--timeout=SECONDS] "
+        "[--backend=NAME] [--stdin] [--no-filename-denies] [--json] -- CMD [ARGS...]",
+        "sandboxctl [--broker=ADDR] run --session=ID [--workdir=DIR] [--timeout=SECONDS] "
+        "[--stdin] [--json] -- CMD [ARGS...]"}},
+      {{"session", "-h"}, {"sandboxctl [--broker=ADDR] session stop ID [--json]"}},
+      {{"session", "start", "--help"},
+       {"sandboxctl [--broker=ADDR] session start [--spec=FILE.json] [--workdir=DIR] "
+        "[--backend=NAME] [--no-filename-denies] [--json]"}},
+      {{"session", "ls", "--help"}, {"sandboxctl [--broker=ADDR] session ls [--json]"}},
+      {{"session", "show", "--help"}, {"sandboxctl [--broker=ADDR] session show ID [--json]"}},
+      {{"session", "stop", "--help"}, {"sandboxctl [--broker=ADDR] session stop ID [--json]"}},
+      {{"session", "suspend", "-h"}, {"sandboxctl [--broker=ADDR] session suspend ID [--json]"}},
+      {{"session", "resume", "-h"}, {"sandboxctl [--broker=ADDR] session resume ID [--json]"}},
+      {{"policy", "--help"},
+       {"sandboxctl [--broker=ADDR] policy check --mode=MODE [--json] -- 'COMMAND LINE'"}},
+      {{"policy", "check", "--help"},
+       {"sandboxctl [--broker=ADDR] policy check --mode=MODE [--json] -- 'COMMAND LINE'"}},
+  };
+  for (const Case& c : cases) {
+    ProgramResult r = SandboxctlAlone(c.args);
+    EXPECT_EQ(r.exit_code, 0) << absl::StrJoin(c.args, " ") << r.err;
+    EXPECT_EQ(r.err, "") << absl::StrJoin(c.args, " ");
+    for (const std::string& line : c.lines) {
+      EXPECT_TRUE(absl::StrContains(r.out, "\n  " + line + "\n"))
+          << absl::StrJoin(c.args, " ") << ": " << r.out;
+    }
+  }
+  // A subcommand's help is its own: run's does not list session's forms.
+  EXPECT_FALSE(absl::StrContains(SandboxctlAlone({"run", "--help"}).out, "session ls"));
+}
+
+// Usage errors exit 125 (never 1 or 2: policy check's verdicts) with one line naming the
+// problem, before any broker is asked (the broker named here does not exist).
+TEST(SandboxctlUsage, ErrorsExit125WithOneLineNamingTheProblem) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"probe", "--frobnicate"}, "sandboxctl: probe: unknown flag '--frobnicate'"},
+      {{"run", "--spec"}, "sandboxctl: run: --spec: 1 required FILE.json missing"},
+      {{"frobnicate"}, "sandboxctl: unknown subcommand 'frobnicate': expected probe, run, "},
+      {{}, "sandboxctl: missing subcommand: probe, run, session or policy"},
+      {{"run", "--timeout=soon", "--", "true"},
+       "sandboxctl: run: --timeout: 'soon' is not a number of seconds"},
+      {{"run", "--stdin=maybe", "--", "true"}, "sandboxctl: run: "},
+      {{"policy", "check", "--", "ls"}, "sandboxctl: policy check: --mode is required"},
+      {{"session", "show", "a", "b"}, "sandboxctl: session show: unexpected argument 'b'"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"--broker=unix:/nonexistent/broker.sock"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ProgramResult r = SandboxctlAlone(args);
+    EXPECT_EQ(r.exit_code, 125) << c.error;
+    EXPECT_TRUE(absl::StartsWith(r.err, c.error)) << c.error << " -> " << r.err;
+    EXPECT_EQ(CountOf(r.err, "\n"), 1) << r.err;
+    EXPECT_EQ(r.out, "") << c.error;
+  }
+}
+
+// With --json, sandboxctl's own failures are one JSON object on stderr, usage errors included.
+TEST(SandboxctlUsage, JsonErrorsAreOneObjectOnStderr) {
+  ProgramResult usage = SandboxctlAlone({"session", "ls", "--json", "--spec=x.json"});
+  EXPECT_EQ(usage.exit_code, 125);
+  EXPECT_EQ(usage.out, "");
+  EXPECT_EQ(usage.err, R"j({"error":{"code":"usage","message":"session ls: does not take --spec )j"
+                       R"j((see sandboxctl session ls --help)"}})j"
+                       "\n");
+  ProgramResult no_broker =
+      SandboxctlAlone({"--broker=/nonexistent/broker.sock", "--json", "probe"});
+  EXPECT_EQ(no_broker.exit_code, 125);
+  EXPECT_EQ(no_broker.err, R"j({"error":{"code":"failed","message":"no broker at )j"
+                           R"j(unix:/nonexistent/broker.sock (socket missing)"}})j"
+                           "\n");
+  // Without --json, the same failure is a line of text.
+  EXPECT_EQ(SandboxctlAlone({"--broker=/nonexistent/broker.sock", "probe"}).err,
+            "sandboxctl: no broker at unix:/nonexistent/broker.sock (socket missing)\n");
 }
 
 }  // namespace

@@ -263,6 +263,35 @@ TEST_F(SessionCliTest, UsageErrorsAndUnknownSessionsAreRefusedWith125) {
   EXPECT_EQ(Ctl({"session", "stop", id}).exit_code, 0);
 }
 
+// With --json: an unknown session is a JSON error (code not_found) on stderr, and a run's exit
+// event says "exitCode":0 explicitly (proto3 JSON would leave a zero out).
+TEST_F(SessionCliTest, JsonErrorsAndAnExplicitExitCodeZero) {
+  ProgramResult missing = Ctl({"run", "--session=nope", "--json", "--", "true"});
+  EXPECT_EQ(missing.exit_code, 125);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_TRUE(absl::StartsWith(
+      missing.err, R"({"error":{"code":"not_found","message":"no session 'nope': it was stopped)"))
+      << missing.err;
+  EXPECT_EQ(CountOf(missing.err, "\n"), 1) << missing.err;
+  ProgramResult show = Ctl({"session", "show", "nope", "--json"});
+  EXPECT_TRUE(
+      absl::StartsWith(show.err, R"({"error":{"code":"not_found","message":"session show: )"))
+      << show.err;
+  ProgramResult usage = Ctl({"--json", "session", "stop"});
+  EXPECT_EQ(usage.exit_code, 125);
+  EXPECT_TRUE(absl::StartsWith(
+      usage.err, R"({"error":{"code":"usage","message":"session stop: missing session id)"))
+      << usage.err;
+
+  const std::string id = Start();
+  ProgramResult ok = Ctl({"run", "--session=" + id, "--json", "--", "true"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  std::vector<std::string> lines = absl::StrSplit(ok.out, '\n', absl::SkipEmpty());
+  ASSERT_FALSE(lines.empty()) << ok.out;
+  EXPECT_TRUE(absl::StrContains(lines.back(), R"("exit":{"exitCode":0)")) << lines.back();
+  EXPECT_EQ(Ctl({"session", "stop", id}).exit_code, 0);
+}
+
 // Suspend freezes the session (no run meanwhile), resume thaws it; both print its handle.
 TEST_F(SessionCliTest, SuspendAndResumeASession) {
   const std::string id = Start();

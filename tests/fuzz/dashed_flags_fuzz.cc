@@ -1,4 +1,4 @@
-// libFuzzer target: the daemons' and sandboxctl's flag-name rewriting (base/dashed_flags.h:
+// libFuzzer target: the daemons' flag-name rewriting (base/dashed_flags.h:
 // --allowed-uids as well as --allowed_uids). Input: the arguments, separated by NUL bytes.
 // Invariants: never crash; the program name, every value (after the first '='), every argument
 // that is not a flag and everything from a bare "--" on are untouched; only '-' inside a flag's
