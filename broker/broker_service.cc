@@ -624,8 +624,11 @@ grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* re
                                  v1::KillResponse* response) {
   absl::StatusOr<std::vector<std::string>> runs = sessions_.Runs(request->session_id());
   if (!runs.ok()) return ToGrpc(runs.status());
-  const std::string reason =
-      request->reason().empty() ? "killed by request" : absl::StrCat("killed: ", request->reason());
+  // The reason travels in every run's killed event and the logs: bounded, never refused (a Kill
+  // with a long reason still kills).
+  const std::string reason = request->reason().empty()
+                                 ? "killed by request"
+                                 : absl::StrCat("killed: ", policy::CutInput(request->reason()));
   response->set_runs_signalled(SignalRuns(*runs, SIGKILL, reason));
   return grpc::Status::OK;
 }

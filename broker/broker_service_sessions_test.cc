@@ -16,6 +16,7 @@
 #include "broker/fake_launcher.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "policy/plan/input_limits.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/poll_until.h"
@@ -151,7 +152,10 @@ INSTANTIATE_TEST_SUITE_P(
     Reasons, KillTest,
     ::testing::Values(KillCase{"NoReason", "", false, "killed by request"},
                       KillCase{"WithReason", "enough", false, "killed: enough"},
-                      KillCase{"SignalMissesTheRun", "enough", true, "killed: enough"}),
+                      KillCase{"SignalMissesTheRun", "enough", true, "killed: enough"},
+                      // It travels in every killed event and log line: bounded, still a kill.
+                      KillCase{"HugeReason", std::string(1 << 20, 'r'), false,
+                               "killed: " + std::string(policy::kMaxQuotedBytes, 'r') + "…"}),
     [](const ::testing::TestParamInfo<KillCase>& info) { return info.param.name; });
 
 TEST_F(BrokerServiceTest, DestroyKillsTheRunsInFlight) {
