@@ -554,14 +554,17 @@ grpc::Status BrokerService::ExecOutcome(grpc::ServerContext* context, const std:
                                      " is not valid UTF-8; the run was cancelled"));
   }
   grpc::Status outcome = status;
-  if (!status.ok() && result.started && !result.ended &&
+  // A run cancelled here (Kill or Destroy) before the launcher's first event ends like one
+  // killed later: with a killed event, never a bare CANCELLED status.
+  const bool killed_here = !result.cancel_reason.empty();
+  if (!status.ok() && (result.started || killed_here) && !result.ended &&
       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
        status.error_code() == grpc::StatusCode::CANCELLED)) {
     // The launcher went away mid-run (restart or crash), dropped a stream nobody read, or the
     // run was cancelled here because its Signal could not be delivered: the run is over.
     before_last();
     v1::SandboxEvent killed;
-    if (!result.cancel_reason.empty()) {
+    if (killed_here) {
       killed.mutable_killed()->set_reason(std::string(kKilledStopped));
       killed.mutable_killed()->set_detail(result.cancel_reason);
     } else {
