@@ -186,6 +186,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
     if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
+      // Destroyed while its sandbox started: that is why, whatever failed first (its proxies'
+      // sockets went, its sandbox was stopped), and the Destroy releases what it held.
+      if (!sessions_.Get(spec.session_id()).ok()) {
+        return ToGrpc(
+            absl::AbortedError("sessionId: the session was destroyed while its sandbox started"));
+      }
       spdlog::warn("session {} refused: {}", spec.session_id(), std::string(warm.message()));
       (void)DestroySession(spec.session_id(), "its sandbox did not start");
       return ToGrpc(warm);
@@ -645,15 +651,14 @@ void BrokerService::DestroyAllSessions(const std::string& why) {
 absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
                                                                 const std::string& why,
                                                                 const std::string& kill_detail) {
-  absl::StatusOr<SessionTable::RunStart> start = sessions_.Plan(session_id);
-  auto destroyed = sessions_.Destroy(session_id);
+  std::string sandbox_id;
+  auto destroyed = sessions_.BeginDestroy(session_id, &sandbox_id);
   if (!destroyed.ok()) return destroyed.status();
   SignalRuns(destroyed->second, SIGKILL, kill_detail);
   // Ends with every process in it before Destroy returns.
-  if (start.ok() && !start->sandbox_id.empty()) {
-    sandboxes_.Stop(*launcher_.stub, start->sandbox_id, kill_detail);
-  }
+  if (!sandbox_id.empty()) sandboxes_.Stop(*launcher_.stub, sandbox_id, kill_detail);
   egress_.Stop(session_id);
+  sessions_.EndDestroy(session_id);
   spdlog::info("session {} destroyed: {}", session_id, why);
   return destroyed->first;
 }
