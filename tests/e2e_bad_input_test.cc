@@ -29,25 +29,18 @@
 #include "tests/exec_events.h"
 #include "tests/leak_census.h"
 #include "tests/poll_until.h"
+#include "tests/review_sessions.h"
 
 namespace ccsandbox::testing {
 namespace {
 
 constexpr size_t kBoundedMessage = 1024;
 
-class BadInputTest : public ::testing::Test {
+class BadInputTest : public ReviewSessionsTest {
  protected:
   void SetUp() override {
-    signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start();
-    ASSERT_TRUE(daemons.ok()) << daemons.status();
-    d_ = std::move(*daemons);
-    grpc::ChannelArguments args;
-    args.SetMaxSendMessageSize(-1);
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::SandboxBroker::NewStub(
-        grpc::CreateCustomChannel(d_->broker_address(), grpc::InsecureChannelCredentials(), args));
-    work_ = d_->MakeWorkdir();
+    ReviewSessionsTest::SetUp();
+    if (HasFatalFailure()) return;
     // One run first, so that what the daemons make once is in the census.
     ASSERT_TRUE(Launch("warm-up").ok());
     ExpectRuns("warm-up");
@@ -62,28 +55,6 @@ class BadInputTest : public ::testing::Test {
     ExpectRuns("still-serving");
     ASSERT_TRUE(Destroy("still-serving").ok());
     EXPECT_TRUE(LeakCensus::SettlesTo(before_, *d_, {work_}, absl::Seconds(30)));
-  }
-
-  grpc::Status Launch(const std::string& id) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_mode("review");  // read-only: no create guard needed
-    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
-    bind->set_host_path(work_);
-    bind->set_guest_path(work_);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
-    v1::SandboxHandle handle;
-    return stub_->Launch(&ctx, request, &handle);
-  }
-
-  grpc::Status Destroy(const std::string& id) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
-    v1::SessionRequest request;
-    request.set_session_id(id);
-    v1::SandboxHandle handle;
-    return stub_->Destroy(&ctx, request, &handle);
   }
 
   grpc::Status Kill(const std::string& id, const std::string& reason = "",
@@ -106,9 +77,6 @@ class BadInputTest : public ::testing::Test {
     EXPECT_EQ(ExitOf(events), 0);
   }
 
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
-  std::string work_;
   LeakCensus before_;
 };
 

@@ -27,6 +27,7 @@
 #include "tests/leak_census.h"
 #include "tests/poll_until.h"
 #include "tests/process_exit.h"
+#include "tests/review_sessions.h"
 
 namespace ccsandbox::testing {
 namespace {
@@ -67,31 +68,8 @@ class RunningExec {
   std::thread thread_;
 };
 
-class FaultsTest : public ::testing::Test {
+class FaultsTest : public ReviewSessionsTest {
  protected:
-  void SetUp() override {
-    signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start();
-    ASSERT_TRUE(daemons.ok()) << daemons.status();
-    d_ = std::move(*daemons);
-    stub_ = v1::SandboxBroker::NewStub(
-        grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
-    work_ = d_->MakeWorkdir();
-  }
-
-  grpc::Status Launch(const std::string& id) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_mode("review");  // read-only: no create guard needed
-    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
-    bind->set_host_path(work_);
-    bind->set_guest_path(work_);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
-    v1::SandboxHandle handle;
-    return stub_->Launch(&ctx, request, &handle);
-  }
-
   // kRuns sessions, each running `sleep MARKER.i` once it has printed "started".
   std::vector<std::unique_ptr<RunningExec>> StartRuns(const std::string& marker) {
     std::vector<std::unique_ptr<RunningExec>> runs;
@@ -118,10 +96,6 @@ class FaultsTest : public ::testing::Test {
     EXPECT_EQ(StdoutOf(events), "back\n");
     EXPECT_EQ(ExitOf(events), 0);
   }
-
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
-  std::string work_;
 };
 
 // How long until none of `processes` runs (at most `bound`), in seconds; -1 past the bound.
@@ -180,13 +154,7 @@ TEST_F(FaultsTest, KillNineOfTheLauncherEndsEveryRunKilledAndTheSameBrokerServes
   ExpectANewRunWorks("after-launcher-kill");
   // Once the sessions are gone, nothing of the killed launcher's is left either: its successor
   // removed its cgroups.
-  for (int i = 0; i < kRuns; ++i) {
-    grpc::ClientContext ctx;
-    v1::SessionRequest request;
-    request.set_session_id(absl::StrCat("run", i));
-    v1::SandboxHandle handle;
-    EXPECT_TRUE(stub_->Destroy(&ctx, request, &handle).ok()) << request.session_id();
-  }
+  for (int i = 0; i < kRuns; ++i) EXPECT_TRUE(Destroy(absl::StrCat("run", i)).ok()) << i;
   before.files.push_back(d_->dir() + "/launcher2.log");  // the successor's
   std::sort(before.files.begin(), before.files.end());
   EXPECT_TRUE(LeakCensus::SettlesTo(before, *d_, {work_}, absl::Seconds(30)));

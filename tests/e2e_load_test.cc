@@ -27,6 +27,7 @@
 #include "tests/daemon_fixture.h"
 #include "tests/exec_events.h"
 #include "tests/leak_census.h"
+#include "tests/review_sessions.h"
 
 namespace ccsandbox::testing {
 namespace {
@@ -58,31 +59,8 @@ class Latencies {
   std::vector<double> ms_;
 };
 
-class LoadTest : public ::testing::Test {
+class LoadTest : public ReviewSessionsTest {
  protected:
-  void SetUp() override {
-    signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start();
-    ASSERT_TRUE(daemons.ok()) << daemons.status();
-    d_ = std::move(*daemons);
-    stub_ = v1::SandboxBroker::NewStub(
-        grpc::CreateChannel(d_->broker_address(), grpc::InsecureChannelCredentials()));
-    work_ = d_->MakeWorkdir();
-  }
-
-  grpc::Status Launch(const std::string& id) {
-    v1::LaunchRequest request;
-    request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_mode("review");  // read-only: no create guard needed
-    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
-    bind->set_host_path(work_);
-    bind->set_guest_path(work_);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(120)));
-    v1::SandboxHandle handle;
-    return stub_->Launch(&ctx, request, &handle);
-  }
-
   // Runs `echo <tag>` in `id` (then destroys the session when `one_shot`); a failure says why.
   ::testing::AssertionResult Run(const std::string& id, const std::string& tag, bool one_shot) {
     v1::ExecRequest request = ShExec(id, "echo " + tag);
@@ -96,18 +74,6 @@ class LoadTest : public ::testing::Test {
     }
     return ::testing::AssertionSuccess();
   }
-
-  grpc::Status Destroy(const std::string& id) {
-    grpc::ClientContext ctx;
-    v1::SessionRequest request;
-    request.set_session_id(id);
-    v1::SandboxHandle handle;
-    return stub_->Destroy(&ctx, request, &handle);
-  }
-
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
-  std::string work_;
 };
 
 TEST_F(LoadTest, ManySessionsAndRunsSucceedAndLeaveNothingBehind) {
