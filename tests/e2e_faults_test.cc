@@ -2,8 +2,10 @@
 // `killed` event, leaves no process of theirs and the same broker serves a new launcher; kill -9
 // of the broker leaves no sandbox once the launcher notices (the time printed); SIGTERM to both
 // daemons at once under load exits 0 and removes their sockets. (A client that stops reading its
-// stream is e2e_client_test's; the launcher restarted by SIGTERM, e2e_grpc_test's.)
+// stream is e2e_client_test's; the launcher restarted by SIGTERM, e2e_grpc_test's.) A broker
+// that boots while the launcher is down uses it once it comes up.
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -237,6 +240,62 @@ TEST_F(FaultsTest, SigtermToBothDaemonsUnderLoadExitsZeroAndRemovesTheirSockets)
   }
   std::cerr << "SIGTERM under load: " << short_runs << " short runs done, " << sandboxes.size()
             << " sandbox processes\n";
+}
+
+// The broker boots while the launcher is down: Launch says so (UNAVAILABLE naming the socket),
+// and once a launcher comes up on that socket the same broker launches and runs.
+TEST(LauncherDownAtBoot, TheBrokerUsesTheLauncherOnceItComesUp) {
+  char made[] = "/tmp/ccs-boot.XXXXXX";
+  ASSERT_NE(mkdtemp(made), nullptr);
+  const std::string dir = made;
+  char work_made[] = "/var/tmp/ccs-boot-work.XXXXXX";
+  ASSERT_NE(mkdtemp(work_made), nullptr);
+  const std::string work = work_made;
+  const std::string launcher_socket = dir + "/launcher.sock";
+  const std::string broker_socket = dir + "/broker.sock";
+  const pid_t broker =
+      SpawnDaemon({Runfile("broker/sandbox_brokerd"), "--listen=unix:" + broker_socket,
+                   "--launcher=unix:" + launcher_socket, "--runtime-dir=" + dir + ".run"},
+                  {}, dir + "/broker.log");
+  ASSERT_TRUE(WaitUntilListening(broker_socket, broker, "broker").ok())
+      << ReadFile(dir + "/broker.log");
+  auto stub = v1::SandboxBroker::NewStub(
+      grpc::CreateChannel("unix:" + broker_socket, grpc::InsecureChannelCredentials()));
+  auto launch = [&](const std::string& id) {
+    v1::LaunchRequest request;
+    request.mutable_spec()->set_session_id(id);
+    request.mutable_spec()->set_mode("review");
+    v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
+    bind->set_host_path(work);
+    bind->set_guest_path(work);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+    v1::SandboxHandle handle;
+    return stub->Launch(&ctx, request, &handle);
+  };
+  const grpc::Status down = launch("early");
+  EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
+  EXPECT_TRUE(
+      absl::StartsWith(down.error_message(), "launcher not reachable at " + launcher_socket))
+      << down.error_message();
+
+  const pid_t launcher = SpawnDaemon(
+      {Runfile("launcher/sandbox_launcherd"), "--socket=" + launcher_socket, "--allowed-uids=0"},
+      {}, dir + "/launcher.log");
+  ASSERT_TRUE(WaitUntilListening(launcher_socket, launcher, "launcher").ok())
+      << ReadFile(dir + "/launcher.log");
+  grpc::Status up = launch("late");
+  EXPECT_TRUE(up.ok()) << up.error_message() << "\n" << ReadFile(dir + "/broker.log");
+  grpc::Status status;
+  std::vector<v1::SandboxEvent> events =
+      ExecEvents(*stub, ShExec("late", "echo up"), &status, absl::Seconds(60));
+  EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << ReadFile(dir + "/broker.log");
+  EXPECT_EQ(StdoutOf(events), "up\n");
+  const int broker_exit = StopDaemon(broker);
+  const int launcher_exit = StopDaemon(launcher);
+  EXPECT_TRUE(WIFEXITED(broker_exit) && WEXITSTATUS(broker_exit) == 0) << broker_exit;
+  EXPECT_TRUE(WIFEXITED(launcher_exit) && WEXITSTATUS(launcher_exit) == 0) << launcher_exit;
+  RunProgram({"rm", "-rf", dir, dir + ".run", work});
 }
 
 }  // namespace
