@@ -217,6 +217,7 @@ TEST_F(FaultsTest, SigtermToBothDaemonsUnderLoadExitsZeroAndRemovesTheirSockets)
   ASSERT_TRUE(PollUntil([&] { return short_runs >= 8; }, absl::Seconds(60), "8 short runs"));
   const pid_t broker = d_->broker_pid(), launcher = d_->launcher_pid();
   const std::vector<ProcessId> sandboxes = Descendants(launcher);
+  const std::vector<std::string> cgroups = LauncherCgroupDirs(d_->launcher_socket(), launcher);
   ASSERT_EQ(kill(broker, SIGTERM), 0);
   ASSERT_EQ(kill(launcher, SIGTERM), 0);
   EXPECT_TRUE(ExitsWithin(broker, absl::Seconds(15))) << d_->BrokerLog();
@@ -231,6 +232,10 @@ TEST_F(FaultsTest, SigtermToBothDaemonsUnderLoadExitsZeroAndRemovesTheirSockets)
                                                                            << d_->LauncherLog();
   EXPECT_FALSE(PathExists(d_->broker_address().substr(sizeof("unix:") - 1)));
   EXPECT_FALSE(PathExists(d_->launcher_socket()));
+  EXPECT_FALSE(PathExists(d_->runtime_dir())) << "the broker's runtime dir outlived it";
+  for (const std::string& cgroup : cgroups) {
+    EXPECT_FALSE(PathExists(cgroup)) << "the launcher's cgroup outlived it";
+  }
   EXPECT_GE(SecondsUntilNoneRuns(sandboxes, absl::Seconds(10)), 0) << Survivors(sandboxes);
   EXPECT_FALSE(AnyProcessMatches("sleep 9303."));
   for (auto& run : runs) {
