@@ -1,6 +1,7 @@
 // Test support: the real daemons, a broker stub without client-side message limits, and read-only
 // review sessions over one work tree (no create guard needed on any host), launched and destroyed
-// with a deadline. For suites that drive many sessions (faults, load, bad input).
+// with a deadline. For suites that drive many sessions or much input (faults, load, bad input,
+// limits).
 //
 //   class LoadTest : public ReviewSessionsTest {};
 //   TEST_F(LoadTest, X) { ASSERT_TRUE(Launch("s").ok()); ...; ASSERT_TRUE(Destroy("s").ok()); }
@@ -23,10 +24,14 @@ namespace ccsandbox::testing {
 
 class ReviewSessionsTest : public ::testing::Test {
  protected:
+  // How the daemons start (a suite parametrised over the broker's identity overrides it).
+  virtual DaemonOptions Options() { return {}; }
+
   void SetUp() override {
-    // A client writing to a daemon that goes away must not kill the test.
+    // A write to a daemon that went away, or to a program that stopped reading its stdin,
+    // must not kill the test.
     signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start();
+    auto daemons = Daemons::Start(Options());
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     d_ = std::move(*daemons);
     // No client-side limits: what the daemons do with whatever arrives is the point.
