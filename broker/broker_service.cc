@@ -189,6 +189,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
     if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
+      // Destroyed while its sandbox started: that is why, whatever failed first (its proxies'
+      // sockets went, its sandbox was stopped), and the Destroy releases what it held.
+      if (!sessions_.Get(spec.session_id()).ok()) {
+        return ToGrpc(
+            absl::AbortedError("sessionId: the session was destroyed while its sandbox started"));
+      }
       spdlog::warn("session {} refused: {}", spec.session_id(), std::string(warm.message()));
       (void)DestroySession(spec.session_id(), "its sandbox did not start");
       return ToGrpc(warm);
@@ -572,14 +578,17 @@ grpc::Status BrokerService::ExecOutcome(grpc::ServerContext* context, const std:
                                      " is not valid UTF-8; the run was cancelled"));
   }
   grpc::Status outcome = status;
-  if (!status.ok() && result.started && !result.ended &&
+  // A run cancelled here (Kill or Destroy) before the launcher's first event ends like one
+  // killed later: with a killed event, never a bare CANCELLED status.
+  const bool killed_here = !result.cancel_reason.empty();
+  if (!status.ok() && (result.started || killed_here) && !result.ended &&
       (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
        status.error_code() == grpc::StatusCode::CANCELLED)) {
     // The launcher went away mid-run (restart or crash), dropped a stream nobody read, or the
     // run was cancelled here because its Signal could not be delivered: the run is over.
     before_last();
     v1::SandboxEvent killed;
-    if (!result.cancel_reason.empty()) {
+    if (killed_here) {
       killed.mutable_killed()->set_reason(std::string(kKilledStopped));
       killed.mutable_killed()->set_detail(result.cancel_reason);
     } else {
@@ -642,8 +651,11 @@ grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* re
                                  v1::KillResponse* response) {
   absl::StatusOr<std::vector<std::string>> runs = sessions_.Runs(request->session_id());
   if (!runs.ok()) return ToGrpc(runs.status());
-  const std::string reason =
-      request->reason().empty() ? "killed by request" : absl::StrCat("killed: ", request->reason());
+  // The reason travels in every run's killed event and the logs: bounded, never refused (a Kill
+  // with a long reason still kills).
+  const std::string reason = request->reason().empty()
+                                 ? "killed by request"
+                                 : absl::StrCat("killed: ", policy::CutInput(request->reason()));
   response->set_runs_signalled(SignalRuns(*runs, SIGKILL, reason));
   return grpc::Status::OK;
 }
@@ -657,15 +669,14 @@ void BrokerService::DestroyAllSessions(const std::string& why) {
 absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
                                                                 const std::string& why,
                                                                 const std::string& kill_detail) {
-  absl::StatusOr<SessionTable::RunStart> start = sessions_.Plan(session_id);
-  auto destroyed = sessions_.Destroy(session_id);
+  std::string sandbox_id;
+  auto destroyed = sessions_.BeginDestroy(session_id, &sandbox_id);
   if (!destroyed.ok()) return destroyed.status();
   SignalRuns(destroyed->second, SIGKILL, kill_detail);
   // Ends with every process in it before Destroy returns.
-  if (start.ok() && !start->sandbox_id.empty()) {
-    sandboxes_.Stop(*launcher_.stub, start->sandbox_id, kill_detail);
-  }
+  if (!sandbox_id.empty()) sandboxes_.Stop(*launcher_.stub, sandbox_id, kill_detail);
   egress_.Stop(session_id);
+  sessions_.EndDestroy(session_id);
   spdlog::info("session {} destroyed: {}", session_id, why);
   return destroyed->first;
 }

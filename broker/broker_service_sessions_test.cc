@@ -16,6 +16,7 @@
 #include "broker/fake_launcher.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "policy/plan/input_limits.h"
 #include "proto/launcher.grpc.pb.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/poll_until.h"
@@ -163,8 +164,32 @@ INSTANTIATE_TEST_SUITE_P(
     Reasons, KillTest,
     ::testing::Values(KillCase{"NoReason", "", false, "killed by request"},
                       KillCase{"WithReason", "enough", false, "killed: enough"},
-                      KillCase{"SignalMissesTheRun", "enough", true, "killed: enough"}),
+                      KillCase{"SignalMissesTheRun", "enough", true, "killed: enough"},
+                      // It travels in every killed event and log line: bounded, still a kill.
+                      KillCase{"HugeReason", std::string(1 << 20, 'r'), false,
+                               "killed: " + std::string(policy::kMaxQuotedBytes, 'r') + "…"}),
     [](const ::testing::TestParamInfo<KillCase>& info) { return info.param.name; });
+
+// Killed while the launcher is still setting the run up (no event yet, Signal misses it): the
+// client still gets a killed event and an OK end, not a bare CANCELLED.
+TEST_F(BrokerServiceTest, AKillBeforeTheLaunchersFirstEventEndsTheRunKilled) {
+  launcher_->Start();
+  StartBroker();
+  Launch("early");
+  OpenExec mute(*stub_, Request("early", {"mute"}));
+  ASSERT_TRUE(ccsandbox::testing::PollUntil([&] { return !fake().plans().empty(); },
+                                            absl::Seconds(10), "the run's launcher call"));
+  int signalled = -1;
+  ASSERT_TRUE(Kill("early", "enough", &signalled).ok());
+  EXPECT_EQ(signalled, 1);
+  grpc::Status status = mute.Finish();
+  ASSERT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  ASSERT_FALSE(mute.events().empty());
+  ASSERT_TRUE(mute.events().back().has_killed()) << mute.events().back().DebugString();
+  EXPECT_EQ(mute.events().back().killed().reason(), "stopped");
+  EXPECT_EQ(mute.events().back().killed().detail(), "killed: enough");
+  EXPECT_EQ(StateOf("early"), v1::SANDBOX_STATE_WARM);
+}
 
 TEST_F(BrokerServiceTest, DestroyKillsTheRunsInFlight) {
   launcher_->Start();

@@ -11,10 +11,14 @@
 namespace ccsandbox::broker {
 
 // Parses `json` strictly: unknown fields and malformed JSON are INVALID_ARGUMENT naming the
-// problem; `source` (a file name) prefixes the message.
+// problem (quoting at most policy::kMaxQuotedBytes of the parser's message); `source` (a file
+// name) prefixes the message.
 absl::StatusOr<v1::SandboxSpec> ParseSpecJson(const std::string& source, const std::string& json);
 
-// Reads and parses FILE.
+// The largest spec file read: a spec within every limit of docs/limits.md is far smaller.
+inline constexpr size_t kMaxSpecFileBytes = 16 << 20;
+
+// Reads and parses FILE (a regular file, a FIFO, /dev/stdin), at most kMaxSpecFileBytes of it.
 absl::StatusOr<v1::SandboxSpec> LoadSpecFile(const std::string& path);
 
 // {"sessionId": session_id, "bindMounts": [{"hostPath": workdir, "guestPath": workdir}],

@@ -39,8 +39,25 @@ TEST(ParseSpecJson, RefusesUnknownFieldsAndMalformedJsonNamingTheProblem) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ParseSpecJson, QuotesAtMostTheBoundOfAHugeUnknownKey) {
+  auto refused = ParseSpecJson("s.json", "{\"" + std::string(1 << 20, 'k') + "\": 1}");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(refused.status().message().size(), 300u) << refused.status().message().substr(0, 300);
+}
+
 TEST(LoadSpecFile, MissingFileIsAnError) {
   EXPECT_FALSE(LoadSpecFile("/nonexistent/spec.json").ok());
+}
+
+TEST(LoadSpecFile, EndlessOrUnreadableFilesAreRefusedSayingWhy) {
+  auto endless = LoadSpecFile("/dev/zero");
+  EXPECT_EQ(endless.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(endless.status().message().find("more than 16777216 bytes"), std::string::npos)
+      << endless.status();
+  auto directory = LoadSpecFile("/");
+  EXPECT_EQ(directory.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(directory.status().message().find("Is a directory"), std::string::npos)
+      << directory.status();
 }
 
 TEST(DefaultSpec, BindsTheWorkdirReadWrite) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proto/grpc_limits.h"
@@ -22,6 +23,10 @@ grpc::Status FakeLauncher::Run(grpc::ServerContext* context, const v1::LaunchPla
     // Registered before its first event, as the launcher does: a Kill sent once the client
     // has seen `ready` finds the run.
     if (program == "hold") held_[run_id] = std::nullopt;
+  }
+  if (program == "mute") {
+    while (!context->IsCancelled()) absl::SleepFor(absl::Milliseconds(5));
+    return grpc::Status(StatusCode::CANCELLED, "run cancelled");
   }
   auto emit = [&](v1::SandboxEvent event) {
     event.set_session_id(absl::StrCat("not-", plan->session_id()));

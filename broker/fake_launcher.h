@@ -34,6 +34,8 @@ inline constexpr char kLostMessage[] = "the fake launcher is going away";
 //                and number), a cancelled call ends it with CANCELLED (the launcher kills it)
 //   lose         starting, ready, then the call fails with UNAVAILABLE, as when the launcher
 //                goes away mid-run
+//   mute         sends nothing and is not registered (a Signal misses it) until the call is
+//                cancelled: a run the launcher is still setting up
 // Every event is labelled with a wrong session id and backend: labelling is the broker's job.
 // A native session's sandbox (StartSandbox) is held like a `hold` run.
 class FakeLauncher final : public v1::SandboxLauncher::Service {

@@ -48,7 +48,7 @@ absl::StatusOr<v1::SandboxHandle> SessionTable::SameLaunch(const v1::SandboxSpec
 
 absl::StatusOr<v1::SandboxHandle> SessionTable::Get(const std::string& session_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
   return it->second.handle;
 }
@@ -56,7 +56,9 @@ absl::StatusOr<v1::SandboxHandle> SessionTable::Get(const std::string& session_i
 std::vector<v1::SandboxHandle> SessionTable::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<v1::SandboxHandle> handles;
-  for (const auto& [id, session] : sessions_) handles.push_back(session.handle);
+  for (const auto& [id, session] : sessions_) {
+    if (!session.destroying) handles.push_back(session.handle);
+  }
   return handles;
 }
 
@@ -83,7 +85,7 @@ std::vector<std::string> SessionTable::SessionsBinding(const std::string& dir) c
 
 absl::StatusOr<SessionTable::RunStart> SessionTable::Plan(const std::string& session_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
   return RunStart{it->second.spec, it->second.handle.backend(), it->second.deny,
                   it->second.create_guard, it->second.sandbox_id};
@@ -92,7 +94,7 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::Plan(const std::string& ses
 bool SessionTable::MarkWarm(const std::string& session_id, const std::string& sandbox_id,
                             const std::string& limits) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end() || it->second.handle.state() != v1::SANDBOX_STATE_CREATED) {
     return false;
   }
@@ -115,7 +117,7 @@ void SessionTable::SetUsage(const std::string& session_id, const v1::SandboxUsag
   fields["oomKills"].set_number_value(static_cast<double>(usage.oom_kills()));
   fields["pidsMaxHits"].set_number_value(static_cast<double>(usage.pids_max_hits()));
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return;
   *(*it->second.handle.mutable_details()->mutable_fields())["usage"].mutable_struct_value() =
       std::move(counters);
@@ -123,7 +125,7 @@ void SessionTable::SetUsage(const std::string& session_id, const v1::SandboxUsag
 
 void SessionTable::SetSuspended(const std::string& session_id, bool suspended) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end() || it->second.handle.state() == v1::SANDBOX_STATE_ERROR) return;
   it->second.handle.set_state(suspended                 ? v1::SANDBOX_STATE_SUSPENDED
                               : it->second.runs.empty() ? v1::SANDBOX_STATE_WARM
@@ -132,7 +134,7 @@ void SessionTable::SetSuspended(const std::string& session_id, bool suspended) {
 
 void SessionTable::Fail(const std::string& session_id, const std::string& reason) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return;
   v1::SandboxHandle& handle = it->second.handle;
   handle.set_state(v1::SANDBOX_STATE_ERROR);
@@ -143,7 +145,7 @@ void SessionTable::Fail(const std::string& session_id, const std::string& reason
 absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string& session_id,
                                                               const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
   const v1::SandboxHandle& handle = it->second.handle;
   if (handle.state() == v1::SANDBOX_STATE_ERROR) {
@@ -167,7 +169,7 @@ absl::StatusOr<SessionTable::RunStart> SessionTable::BeginRun(const std::string&
 
 void SessionTable::EndRun(const std::string& session_id, const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return;
   it->second.runs.erase(run_id);
   if (it->second.runs.empty() && it->second.handle.state() == v1::SANDBOX_STATE_ACTIVE) {
@@ -177,21 +179,47 @@ void SessionTable::EndRun(const std::string& session_id, const std::string& run_
 
 absl::StatusOr<std::vector<std::string>> SessionTable::Runs(const std::string& session_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
   return std::vector<std::string>(it->second.runs.begin(), it->second.runs.end());
 }
 
-absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> SessionTable::Destroy(
-    const std::string& session_id) {
+absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> SessionTable::BeginDestroy(
+    const std::string& session_id, std::string* sandbox_id) {
   absl::MutexLock lock(&mu_);
-  auto it = sessions_.find(session_id);
+  auto it = Live(session_id);
   if (it == sessions_.end()) return NotFound(session_id);
+  it->second.destroying = true;
+  if (sandbox_id != nullptr) *sandbox_id = it->second.sandbox_id;
   v1::SandboxHandle handle = it->second.handle;
   handle.set_state(v1::SANDBOX_STATE_DESTROYED);
-  std::vector<std::string> runs(it->second.runs.begin(), it->second.runs.end());
-  sessions_.erase(it);
-  return std::make_pair(handle, runs);
+  return std::make_pair(handle,
+                        std::vector<std::string>(it->second.runs.begin(), it->second.runs.end()));
+}
+
+void SessionTable::EndDestroy(const std::string& session_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(session_id);
+  if (it != sessions_.end() && it->second.destroying) sessions_.erase(it);
+}
+
+absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> SessionTable::Destroy(
+    const std::string& session_id) {
+  auto destroyed = BeginDestroy(session_id);
+  if (destroyed.ok()) EndDestroy(session_id);
+  return destroyed;
+}
+
+std::map<std::string, SessionTable::Session>::iterator SessionTable::Live(
+    const std::string& session_id) {
+  auto it = sessions_.find(session_id);
+  return it != sessions_.end() && it->second.destroying ? sessions_.end() : it;
+}
+
+std::map<std::string, SessionTable::Session>::const_iterator SessionTable::Live(
+    const std::string& session_id) const {
+  auto it = sessions_.find(session_id);
+  return it != sessions_.end() && it->second.destroying ? sessions_.end() : it;
 }
 
 }  // namespace ccsandbox::broker

@@ -66,7 +66,16 @@ class SessionTable {
   void EndRun(const std::string& session_id, const std::string& run_id);
   // The runs in flight.
   absl::StatusOr<std::vector<std::string>> Runs(const std::string& session_id) const;
-  // Removes the session; returns its last handle (state destroyed) and its runs in flight.
+  // Destroys in two steps, so that the id stays taken until what the session holds (runs,
+  // sandbox, proxies, sockets — all named by the id) is released: a Launch racing the Destroy of
+  // the same id would otherwise meet the old session's proxies, or have its own stopped by the
+  // Destroy. BeginDestroy makes the session gone for every call but Create (ALREADY_EXISTS until
+  // EndDestroy) and returns its last handle (state destroyed), its runs in flight and, in
+  // `sandbox_id`, its warm sandbox (empty: none yet); EndDestroy removes it.
+  absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> BeginDestroy(
+      const std::string& session_id, std::string* sandbox_id = nullptr);
+  void EndDestroy(const std::string& session_id);
+  // Both at once (nothing to release in between).
   absl::StatusOr<std::pair<v1::SandboxHandle, std::vector<std::string>>> Destroy(
       const std::string& session_id);
 
@@ -78,7 +87,13 @@ class SessionTable {
     policy::DenyPaths deny;
     std::optional<v1::CreateGuardPlan> create_guard;
     std::string sandbox_id;
+    bool destroying = false;  // between BeginDestroy and EndDestroy
   };
+  // The session unless it is being destroyed, else end().
+  std::map<std::string, Session>::iterator Live(const std::string& session_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::map<std::string, Session>::const_iterator Live(const std::string& session_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
 };

@@ -71,6 +71,41 @@ TEST(SessionTable, CreatedWarmThenErrorWhenItsSandboxEnds) {
   EXPECT_EQ(destroyed->first.state(), v1::SANDBOX_STATE_DESTROYED);
 }
 
+// Between BeginDestroy and EndDestroy the session is gone for every call, yet its id is still
+// taken: a Launch racing the Destroy cannot create a session whose sandbox and proxies the
+// Destroy is still stopping.
+TEST(SessionTable, ADestroyingSessionIsGoneButItsIdStaysTakenUntilTheEnd) {
+  SessionTable table;
+  ASSERT_TRUE(table.Create(Spec("d"), Handle("d")).ok());
+  ASSERT_TRUE(table.BeginRun("d", "r1").ok());
+  std::string sandbox_id;
+  auto destroying = table.BeginDestroy("d", &sandbox_id);
+  ASSERT_TRUE(destroying.ok());
+  EXPECT_EQ(destroying->second, std::vector<std::string>{"r1"});
+  EXPECT_EQ(table.Get("d").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.BeginRun("d", "r2").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.Runs("d").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(table.BeginDestroy("d").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(table.MarkWarm("d", "late"));
+  EXPECT_TRUE(table.List().empty());
+  EXPECT_EQ(table.Create(Spec("d"), Handle("d")).code(), absl::StatusCode::kAlreadyExists);
+  table.EndDestroy("d");
+  EXPECT_TRUE(table.Create(Spec("d"), Handle("d")).ok());
+  table.EndDestroy("d");  // only a destroying session is removed
+  EXPECT_TRUE(table.Get("d").ok());
+}
+
+TEST(SessionTable, BeginDestroyReturnsTheWarmSandbox) {
+  SessionTable table;
+  v1::SandboxHandle handle = Handle("w");
+  handle.set_state(v1::SANDBOX_STATE_CREATED);
+  ASSERT_TRUE(table.Create(Spec("w"), handle).ok());
+  ASSERT_TRUE(table.MarkWarm("w", "sbx"));
+  std::string sandbox_id;
+  ASSERT_TRUE(table.BeginDestroy("w", &sandbox_id).ok());
+  EXPECT_EQ(sandbox_id, "sbx");
+}
+
 TEST(SessionTable, UnknownSessionsAreNotFound) {
   SessionTable table;
   EXPECT_EQ(table.Get("x").status().code(), absl::StatusCode::kNotFound);

@@ -1,8 +1,8 @@
 // The broker tells the truth about a launcher outage: health NOT_SERVING (overall and for
 // SandboxBroker; the policy service, which needs no launcher, stays SERVING) while the launcher
 // is down and SERVING once it is back; Probe asks the launcher now; a Launch is UNAVAILABLE
-// naming the socket and the errno — for a broker that booted without ever meeting the launcher
-// too — and never advises weakening the policy.
+// naming the socket and the errno, and never advises weakening the policy. (A broker that booted
+// without ever meeting the launcher: e2e_faults_test's LauncherDownAtBoot.)
 #include <memory>
 #include <string>
 

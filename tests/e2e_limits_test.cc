@@ -16,6 +16,7 @@
 #include "policy/plan/input_limits.h"
 #include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/review_sessions.h"
 
 namespace ccsandbox::testing {
 namespace {
@@ -23,22 +24,9 @@ namespace {
 constexpr size_t kBoundedMessage = 1024;
 
 // With the broker as root and as an unprivileged user (the production shape).
-class LimitsTest : public ::testing::TestWithParam<bool> {
+class LimitsTest : public ReviewSessionsTest, public ::testing::WithParamInterface<bool> {
  protected:
-  void SetUp() override {
-    // sandboxctl stops reading an oversized stdin: the rest must not kill this process.
-    signal(SIGPIPE, SIG_IGN);
-    auto daemons = Daemons::Start({.unprivileged_broker = GetParam()});
-    ASSERT_TRUE(daemons.ok()) << daemons.status();
-    d_ = std::move(*daemons);
-    // No client-side limits: the point is what the daemons do with whatever arrives.
-    grpc::ChannelArguments args;
-    args.SetMaxSendMessageSize(-1);
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::SandboxBroker::NewStub(
-        grpc::CreateCustomChannel(d_->broker_address(), grpc::InsecureChannelCredentials(), args));
-    work_ = d_->MakeWorkdir();
-  }
+  DaemonOptions Options() override { return {.unprivileged_broker = GetParam()}; }
 
   v1::SandboxSpec GoodSpec(const std::string& id) {
     v1::SandboxSpec spec;
@@ -84,10 +72,6 @@ class LimitsTest : public ::testing::TestWithParam<bool> {
     ASSERT_FALSE(events.empty());
     EXPECT_TRUE(events.back().has_exit()) << events.back().DebugString();
   }
-
-  std::unique_ptr<Daemons> d_;
-  std::unique_ptr<v1::SandboxBroker::Stub> stub_;
-  std::string work_;
 };
 
 void ExpectRefusal(const grpc::Status& status, grpc::StatusCode code, const std::string& field,

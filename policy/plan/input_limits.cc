@@ -259,8 +259,8 @@ absl::Status CheckStdinAndTimeout(size_t stdin_bytes, uint64_t timeout_ms) {
 
 }  // namespace
 
-std::string QuoteInput(absl::string_view input) {
-  std::string out = "'";
+std::string CutInput(absl::string_view input) {
+  std::string out;
   size_t at = 0;
   while (at < input.size()) {
     const size_t length = Utf8CharLength(input, at);
@@ -271,14 +271,15 @@ std::string QuoteInput(absl::string_view input) {
     } else {
       piece = std::string(input.substr(at, length));
     }
-    if (out.size() - 1 + piece.size() > kMaxQuotedBytes) break;
+    if (out.size() + piece.size() > kMaxQuotedBytes) break;
     out += piece;
     at += length == 0 ? 1 : length;
   }
   if (at < input.size()) out += "…";
-  out += "'";
   return out;
 }
+
+std::string QuoteInput(absl::string_view input) { return absl::StrCat("'", CutInput(input), "'"); }
 
 absl::Status CheckSpecLimits(const v1::SandboxSpec& spec) {
   if (absl::Status s =

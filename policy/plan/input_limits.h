@@ -77,6 +77,9 @@ inline constexpr size_t kMaxQuotedBytes = 200;
 // `input` in single quotes for an error message: cut after kMaxQuotedBytes (at a character
 // boundary, then "…"), invalid UTF-8 and control characters written as \xNN.
 std::string QuoteInput(absl::string_view input);
+// The same without the quotes, for text that ends a message (a Kill's reason, a parser's
+// message that quotes its input).
+std::string CutInput(absl::string_view input);
 
 // The SandboxSpec of a Launch: list lengths, id and mode lengths, every path's length,
 // component length, NUL bytes and UTF-8, the egressAllowlist and writeDenyPatterns entries.

@@ -380,7 +380,10 @@ TEST(QuoteInput, BoundsAndEscapes) {
       {std::string(kMaxQuotedBytes - 1, 'a') + "é",
        "'" + std::string(kMaxQuotedBytes - 1, 'a') + "…'"},
   };
-  for (const QuoteCase& c : cases) EXPECT_EQ(QuoteInput(c.input), c.quoted);
+  for (const QuoteCase& c : cases) {
+    EXPECT_EQ(QuoteInput(c.input), c.quoted);
+    EXPECT_EQ(CutInput(c.input), c.quoted.substr(1, c.quoted.size() - 2));
+  }
   EXPECT_LE(QuoteInput(std::string(10 << 20, '\xff')).size(), kMaxQuotedBytes + 6);
 }
 
