@@ -1,8 +1,10 @@
 // The client examples (examples/python, examples/node) run as a user would run them, against the
-// real daemons: each launches a session, runs a sandboxed command that prints, is denied a read
-// and exits 3, streams all of it, exits with the command's code and destroys its session.
+// real daemons (the broker as root and as the unprivileged user of the installed service): each
+// launches a session, runs a sandboxed command that prints, writes, is denied a read and exits 3,
+// streams all of it, exits with the command's code and destroys its session.
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -33,10 +35,10 @@ std::string NodeExampleWithDependencies() {
 constexpr char kNoDependencies[] =
     "examples/node/node_modules is missing: run `npm ci` in examples/node";
 
-class ExamplesTest : public ::testing::Test {
+class ExamplesTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    auto daemons = Daemons::Start();
+    auto daemons = Daemons::Start({.unprivileged_broker = GetParam()});
     ASSERT_TRUE(daemons.ok()) << daemons.status();
     daemons_ = std::move(*daemons);
     work_ = daemons_->MakeWorkdir();
@@ -64,6 +66,10 @@ class ExamplesTest : public ::testing::Test {
       EXPECT_TRUE(absl::StrContains(r.err, line)) << line << "\n" << r.err;
     }
     EXPECT_EQ(ReadFile(work_ + "/made.txt"), "made\n");
+    // The command ran as the broker's uid (a root broker's through idmapped binds).
+    struct stat made;
+    ASSERT_EQ(stat((work_ + "/made.txt").c_str(), &made), 0);
+    EXPECT_EQ(made.st_uid, daemons_->broker_uid());
     // Destroy in the example's finally: no session is left.
     ProgramResult sessions = daemons_->Sandboxctl({"session", "ls"});
     EXPECT_EQ(sessions.exit_code, 0) << sessions.err;
@@ -74,14 +80,14 @@ class ExamplesTest : public ::testing::Test {
   std::string work_;
 };
 
-TEST_F(ExamplesTest, ThePythonExampleRunsACommandInASandbox) {
+TEST_P(ExamplesTest, ThePythonExampleRunsACommandInASandbox) {
   std::vector<std::string> argv = {"/usr/bin/python3",
                                    Runfile("examples/python/run_in_sandbox.py")};
   for (const std::string& a : Args()) argv.push_back(a);
   ExpectTheRun(RunProgram(argv));
 }
 
-TEST_F(ExamplesTest, TheNodeExampleRunsACommandInASandbox) {
+TEST_P(ExamplesTest, TheNodeExampleRunsACommandInASandbox) {
   const std::string script = NodeExampleWithDependencies();
   if (script.empty()) CCSANDBOX_SKIP_OR_FAIL_IN_CI(kNoDependencies);
   std::vector<std::string> argv = {"/usr/bin/node", script};
@@ -90,7 +96,7 @@ TEST_F(ExamplesTest, TheNodeExampleRunsACommandInASandbox) {
 }
 
 // Without a broker, both fail as a client should: exit 125, one line naming the error.
-TEST_F(ExamplesTest, BothExamplesExit125WhenTheBrokerIsNotThere) {
+TEST_P(ExamplesTest, BothExamplesExit125WhenTheBrokerIsNotThere) {
   const std::string nowhere = "--broker=" + daemons_->dir() + "/no-broker.sock";
   ProgramResult python =
       RunProgram({"/usr/bin/python3", Runfile("examples/python/run_in_sandbox.py"), nowhere, work_,
@@ -103,6 +109,8 @@ TEST_F(ExamplesTest, BothExamplesExit125WhenTheBrokerIsNotThere) {
   EXPECT_EQ(node.exit_code, 125) << node.out << node.err;
   EXPECT_TRUE(absl::StrContains(node.err, "run_in_sandbox: UNAVAILABLE")) << node.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(Brokers, ExamplesTest, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing
