@@ -19,7 +19,11 @@ packages=(
   xfsprogs btrfs-progs  # the reflink volumes (XFS reflink=1, btrfs) the worktree tests mount
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
   clang-format-14  # scripts/check-format.sh
+  python3-yaml  # packaging/kubernetes's manifest test
 )
+# npm installs examples/node's dependencies (scripts/test.sh). Debian's nodejs leaves it to the
+# npm package; NodeSource's nodejs bundles it (and conflicts with that package).
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

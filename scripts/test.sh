@@ -7,6 +7,13 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
 trap 'bazel shutdown >/dev/null 2>&1' EXIT
 
+# The Node client example's dependencies, from the npm registry (package-lock.json pins them):
+# Bazel's tests are offline, so tests/e2e_examples_test finds them in the source tree (and
+# fails under CI without them).
+if [ ! examples/node/node_modules/.package-lock.json -nt examples/node/package-lock.json ]; then
+  (cd examples/node && npm ci --no-audit --no-fund) || echo "test.sh: npm ci in examples/node failed" >&2
+fi
+
 bazel test --nocache_test_results //... 2>&1 | tee /tmp/ccsandbox-test.$$.log
 status=${PIPESTATUS[0]}
 summary=$(grep -E '^Executed [0-9]+ out of [0-9]+ tests?:' /tmp/ccsandbox-test.$$.log | tail -1)
