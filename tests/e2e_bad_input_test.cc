@@ -122,7 +122,10 @@ TEST_F(BadInputTest, UnknownSessionsAreNotFoundAtEveryCall) {
 
 TEST_F(BadInputTest, EmptyArgvDoubleDestroyAndDuplicateLaunch) {
   ASSERT_TRUE(Launch("s").ok());
-  ExpectStatus(Launch("s"), grpc::StatusCode::ALREADY_EXISTS, "a second Launch of one id");
+  // The identical request again is a retry (the live session's handle); another is refused.
+  ExpectStatus(Launch("s"), grpc::StatusCode::OK, "the identical Launch again");
+  ExpectStatus(Launch("s", "plan"), grpc::StatusCode::ALREADY_EXISTS,
+               "a second Launch of one id with another spec");
   v1::ExecRequest empty;
   empty.set_session_id("s");
   grpc::Status status;

@@ -43,10 +43,10 @@ class ReviewSessionsTest : public ::testing::Test {
     work_ = d_->MakeWorkdir();
   }
 
-  grpc::Status Launch(const std::string& id) {
+  grpc::Status Launch(const std::string& id, const std::string& mode = "review") {
     v1::LaunchRequest request;
     request.mutable_spec()->set_session_id(id);
-    request.mutable_spec()->set_mode("review");
+    request.mutable_spec()->set_mode(mode);
     v1::SandboxBindMount* bind = request.mutable_spec()->add_bind_mounts();
     bind->set_host_path(work_);
     bind->set_guest_path(work_);
