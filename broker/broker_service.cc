@@ -75,10 +75,14 @@ void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice
                                                                : v1::SANDBOX_STATE_WARM);
   SetDetail(handle, "backendNote", choice.note);
   SetDetail(handle, "filenamePolicy", filenames.note);
+  handle.set_filename_denies_weakened(filenames.weakened);
   if (spec.has_guest_workdir()) {
-    SetDetail(handle, "workingDirectory", spec.guest_workdir());
+    handle.set_working_directory(spec.guest_workdir());
   } else if (!spec.bind_mounts().empty()) {
-    SetDetail(handle, "workingDirectory", spec.bind_mounts(0).host_path());
+    handle.set_working_directory(spec.bind_mounts(0).host_path());
+  }
+  if (!handle.working_directory().empty()) {
+    SetDetail(handle, "workingDirectory", handle.working_directory());
   }
 }
 

@@ -58,10 +58,11 @@ absl::StatusOr<v1::LaunchRequest> BuildLaunchRequest(const LaunchFlags& flags,
 std::string LaunchNotices(const v1::SandboxHandle& handle) {
   std::string notices;
   const auto& fields = handle.details().fields();
-  auto filenames = fields.find("filenamePolicy");
-  if (filenames != fields.end() && filenames->second.string_value().rfind("WEAKENED", 0) == 0) {
+  if (handle.filename_denies_weakened()) {
+    auto filenames = fields.find("filenamePolicy");
     absl::StrAppend(&notices, "sandboxctl: filename-pattern denies ",
-                    filenames->second.string_value(), "\n");
+                    filenames == fields.end() ? "WEAKENED" : filenames->second.string_value(),
+                    "\n");
   }
   if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE) {
     auto note = fields.find("backendNote");

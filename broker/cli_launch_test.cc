@@ -103,8 +103,11 @@ TEST(LaunchNotices, SayWhenTheSessionIsWeakenedOrUnsandboxed) {
       "enforced at creation time");
   EXPECT_EQ(LaunchNotices(native), "");
 
+  // The typed field decides, not the note's wording.
   (*native.mutable_details()->mutable_fields())["filenamePolicy"].set_string_value(
       "WEAKENED by request");
+  EXPECT_EQ(LaunchNotices(native), "");
+  native.set_filename_denies_weakened(true);
   EXPECT_EQ(LaunchNotices(native), "sandboxctl: filename-pattern denies WEAKENED by request\n");
 
   v1::SandboxHandle none;

@@ -121,6 +121,7 @@ void SessionTable::SetUsage(const std::string& session_id, const v1::SandboxUsag
   if (it == sessions_.end()) return;
   *(*it->second.handle.mutable_details()->mutable_fields())["usage"].mutable_struct_value() =
       std::move(counters);
+  *it->second.handle.mutable_usage() = usage;
 }
 
 void SessionTable::SetSuspended(const std::string& session_id, bool suspended) {

@@ -425,24 +425,27 @@ TEST_F(ResourcesTest, UsageCountsProcessesAndTheHandleCarriesTheSessionsCounters
   EXPECT_LT(usage.pids_peak(), 64u) << usage.DebugString();
   EXPECT_GT(usage.cpu_usage_us(), 0u);
   EXPECT_GT(usage.memory_peak_bytes(), 0u);
-  // Sent after the Exec's end: it reaches the handle shortly after.
-  auto session_usage = [&] {
+  // Sent after the Exec's end: it reaches the handle shortly after, typed (what programs read)
+  // and repeated as a note in details.
+  auto session = [&] {
     grpc::ClientContext ctx;
     v1::SessionRequest request;
     request.set_session_id("count");
     v1::SandboxHandle handle;
     EXPECT_TRUE(stub_->GetSession(&ctx, request, &handle).ok());
-    auto found = handle.details().fields().find("usage");
-    return found == handle.details().fields().end() ? google::protobuf::Struct()
-                                                    : found->second.struct_value();
+    return handle;
   };
-  ASSERT_TRUE(PollUntil([&] { return session_usage().fields().count("pidsPeak") > 0; },
-                        absl::Seconds(10), "the handle's usage"));
-  const google::protobuf::Struct counters = session_usage();
-  EXPECT_GE(counters.fields().at("pidsPeak").number_value(), 5) << counters.DebugString();
-  EXPECT_GT(counters.fields().at("cpuUsageUs").number_value(), 0) << counters.DebugString();
-  EXPECT_GT(counters.fields().at("memoryPeakBytes").number_value(), 0) << counters.DebugString();
-  EXPECT_EQ(counters.fields().at("oomKills").number_value(), 0) << counters.DebugString();
+  ASSERT_TRUE(PollUntil([&] { return session().usage().pids_peak() > 0; }, absl::Seconds(10),
+                        "the handle's usage"));
+  const v1::SandboxHandle handle = session();
+  EXPECT_GE(handle.usage().pids_peak(), 5u) << handle.DebugString();
+  EXPECT_GT(handle.usage().cpu_usage_us(), 0u) << handle.DebugString();
+  EXPECT_GT(handle.usage().memory_peak_bytes(), 0u) << handle.DebugString();
+  EXPECT_EQ(handle.usage().oom_kills(), 0u) << handle.DebugString();
+  const google::protobuf::Struct counters = handle.details().fields().at("usage").struct_value();
+  EXPECT_EQ(counters.fields().at("pidsPeak").number_value(),
+            static_cast<double>(handle.usage().pids_peak()))
+      << counters.DebugString();
 }
 
 }  // namespace
