@@ -118,15 +118,17 @@ absl::Status FigureRate(EgressBench& b, const std::vector<ClientPath>& paths,
     if (path.name != paths[0].name) {
       absl::PrintF("   added %+7.1f (median) %+7.1f (p90)", median - direct_median,
                    p90 - direct_p90);
+    }
+    if (ResultNumber(m->result, "failures") > 0)
+      absl::PrintF("   failures %s", m->result["failures"]);
+    absl::PrintF("\n");
+    if (path.name != paths[0].name) {
       ReportRow({.figure = absl::StrCat("2b time to first byte: ", path.name, ", median"),
                  .ours = median,
                  .unit = "us",
                  .baseline_name = paths[0].name,
                  .baseline = direct_median});
     }
-    if (ResultNumber(m->result, "failures") > 0)
-      absl::PrintF("   failures %s", m->result["failures"]);
-    absl::PrintF("\n");
   }
   absl::PrintF("\n");
   return absl::OkStatus();

@@ -189,6 +189,9 @@ void FigureProxyRate(const Target& t, int clients, double seconds) {
     if (mode != Mode::kDirect) {
       std::printf("   %.2fx direct   (target >= 5,000 tunnels/s)",
                   rate.per_second / direct_rate.per_second);
+    }
+    std::printf("%s\n", rate.failures ? absl::StrCat("   failures: ", rate.failures).c_str() : "");
+    if (mode != Mode::kDirect) {
       ReportRow({.figure = absl::StrCat("2 tunnels/s, ", clients, " clients: ", ModeName(mode)),
                  .ours = rate.per_second,
                  .unit = "/s",
@@ -196,7 +199,6 @@ void FigureProxyRate(const Target& t, int clients, double seconds) {
                  .baseline = direct_rate.per_second,
                  .target = AtLeast(5000)});
     }
-    std::printf("%s\n", rate.failures ? absl::StrCat("   failures: ", rate.failures).c_str() : "");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let TIME_WAIT settle
   }
 }
