@@ -5,7 +5,7 @@
 # `@row<TAB>...` lines (tests/bench/bench_table.h) among its own output; this script keeps each
 # bench's whole output in a log directory and collects the rows.
 #
-#   scripts/bench.sh                      # modest counts: about 10 minutes on 2 cores
+#   scripts/bench.sh                      # modest counts: ~6 minutes on 2 cores at load 5
 #   scripts/bench.sh --full               # each bench's own default counts (longer)
 #   scripts/bench.sh --only=exec,proxy    # some benches: exec proxy egress command_policy push
 #                                         #   worktree create_guard
