@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tests/bench/bench_table.h"
 
 namespace ccsandbox::bench {
 
@@ -55,17 +56,24 @@ void PrintSides(const std::string& title, const std::vector<Side>& sides) {
   }
 }
 
-void PrintRatio(const Side& ours, const Side& base, std::optional<double> target) {
+void PrintRatio(const std::string& figure, const Side& ours, const Side& base,
+                std::optional<double> target) {
   const Summary o = Summarize(ours.ms);
   const Summary b = Summarize(base.ms);
   const std::string label = absl::StrCat(ours.name, "/", base.name);
   const double median = o.median / b.median;
   if (!target.has_value()) {
     absl::PrintF("  %-16s %8.2fx %8.2fx\n", label, median, o.p90 / b.p90);
-    return;
+  } else {
+    absl::PrintF("  %-16s %8.2fx %8.2fx   target <= %gx %s (medians): %s\n", label, median,
+                 o.p90 / b.p90, *target, base.name, median <= *target ? "met" : "NOT met");
   }
-  absl::PrintF("  %-16s %8.2fx %8.2fx   target <= %gx %s (medians): %s\n", label, median,
-               o.p90 / b.p90, *target, base.name, median <= *target ? "met" : "NOT met");
+  ReportRow({.figure = absl::StrCat(figure, ", median"),
+             .ours = o.median,
+             .unit = "ms",
+             .baseline_name = base.name,
+             .baseline = b.median,
+             .target = target.has_value() ? RatioAtMost(*target) : NoTarget()});
 }
 
 void PrintLine(const std::string& label, const std::vector<double>& ms) {

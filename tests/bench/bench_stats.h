@@ -6,7 +6,7 @@
 //                              {"raw bwrap", [&] { return TimeCommand(raw); }}};
 //   if (absl::Status s = Alternate(warmup, runs, sides); !s.ok()) return s;
 //   PrintSides("A  warm path", sides);
-//   PrintRatio(sides[0], sides[1], 0.3);
+//   PrintRatio("A warm path", sides[0], sides[1], 0.3);
 #ifndef CCSANDBOX_TESTS_BENCH_BENCH_STATS_H_
 #define CCSANDBOX_TESTS_BENCH_BENCH_STATS_H_
 
@@ -46,8 +46,10 @@ absl::Status Alternate(int warmup, int runs, std::vector<Side>& sides);
 void PrintSides(const std::string& title, const std::vector<Side>& sides);
 
 // One "a/b" row: the ratio of the medians and of the p90s, and whether the median ratio meets
-// `target` (no target: the ratios alone).
-void PrintRatio(const Side& ours, const Side& base, std::optional<double> target);
+// `target` (no target: the ratios alone); then the medians as a row of the bench table
+// (bench_table.h), named "`figure`, median".
+void PrintRatio(const std::string& figure, const Side& ours, const Side& base,
+                std::optional<double> target);
 
 // "label: median X ms, p90 Y ms (N=n)" on its own indented line.
 void PrintLine(const std::string& label, const std::vector<double>& ms);

@@ -14,10 +14,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "policy/command/command_policy.h"
 #include "policy/command/shell_parser.h"
+#include "tests/bench/bench_table.h"
 
 namespace {
 
@@ -109,6 +111,12 @@ void Run(const char* label, const std::vector<std::string>& mix, Mode mode, doub
   std::printf("%-10s %-12s %5zu lines (avg %3zu B)  %10.0f lines/s  %7.2f us/line  [%d]\n", label,
               std::string(ccsandbox::policy::ModeName(mode)).c_str(), mix.size(),
               bytes / mix.size(), evaluated / elapsed, 1e6 * elapsed / evaluated, sink & 1);
+  // Issue 6 asks for "well over 100k/s" on a realistic mix.
+  ccsandbox::bench::ReportRow(
+      {.figure = absl::StrCat(label, ", ", ccsandbox::policy::ModeName(mode), " mode"),
+       .ours = evaluated / elapsed,
+       .unit = "lines/s",
+       .target = ccsandbox::bench::AtLeast(100000)});
 }
 
 }  // namespace

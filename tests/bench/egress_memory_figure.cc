@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tests/bench/bench_process.h"
+#include "tests/bench/bench_table.h"
 #include "tests/bench/broker_client.h"
 #include "tests/bench/proc_usage.h"
 
@@ -48,6 +49,10 @@ absl::Status FigureBrokerMemory(EgressBench& b, int sessions, int tunnels) {
       "KiB\n",
       n, rss0, rss1, static_cast<double>(rss1 - rss0) / n, static_cast<double>(fds1 - fds0) / n,
       rss2);
+  ReportRow({.figure = absl::StrCat("3 broker RSS per idle session (", n, " sessions)"),
+             .ours = static_cast<double>(rss1 - rss0) / n,
+             .unit = "KiB",
+             .target = AtMost(1024)});
 
   // Open tunnels, held by one sandboxed client through the bridge.
   const std::string signals = b.workdir + "/signals";
@@ -88,6 +93,10 @@ absl::Status FigureBrokerMemory(EgressBench& b, int sessions, int tunnels) {
       "tunnel\n",
       held, broker0, broker1, (broker1 - broker0) / per, (bfds1 - bfds0) / per,
       (bridge1 - bridge0) / per);
+  ReportRow({.figure = absl::StrCat("3 broker RSS per open tunnel (", held, " tunnels)"),
+             .ours = (broker1 - broker0) / per,
+             .unit = "KiB",
+             .target = AtMost(32)});
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tests/bench/bench_process.h"
+#include "tests/bench/bench_table.h"
 
 namespace ccsandbox::bench {
 
@@ -44,6 +45,15 @@ absl::Status FigureBulk(EgressBench& b, const std::vector<ClientPath>& paths,
                    best[p] / best[0], median[p], median[p] / median[0]);
       if (paths[p].sandbox) absl::PrintF("   (target >= 0.50x direct through the bridge)");
       absl::PrintF("\n");
+      if (p > 0) {
+        ReportRow(
+            {.figure = absl::StrCat("1 bulk, ", kib, " KiB reads: ", paths[p].name, ", median"),
+             .ours = median[p],
+             .unit = "MB/s",
+             .baseline_name = paths[0].name,
+             .baseline = median[0],
+             .target = paths[p].sandbox ? RatioAtLeast(0.5) : NoTarget()});
+      }
     }
     absl::PrintF("\n");
   }
@@ -77,6 +87,14 @@ absl::Status FigureRate(EgressBench& b, const std::vector<ClientPath>& paths,
     if (ResultNumber(m->result, "failures") > 0)
       absl::PrintF("   failures %s", m->result["failures"]);
     absl::PrintF("%s\n", path.sandbox ? "   (target >= 2,000/s)" : "");
+    if (path.name != paths[0].name) {
+      ReportRow({.figure = absl::StrCat("2a tunnels/s, ", clients, " clients: ", path.name),
+                 .ours = rate,
+                 .unit = "/s",
+                 .baseline_name = paths[0].name,
+                 .baseline = direct,
+                 .target = path.sandbox ? AtLeast(2000) : NoTarget()});
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let TIME_WAIT settle
   }
 
@@ -104,6 +122,13 @@ absl::Status FigureRate(EgressBench& b, const std::vector<ClientPath>& paths,
     if (ResultNumber(m->result, "failures") > 0)
       absl::PrintF("   failures %s", m->result["failures"]);
     absl::PrintF("\n");
+    if (path.name != paths[0].name) {
+      ReportRow({.figure = absl::StrCat("2b time to first byte: ", path.name, ", median"),
+                 .ours = median,
+                 .unit = "us",
+                 .baseline_name = paths[0].name,
+                 .baseline = direct_median});
+    }
   }
   absl::PrintF("\n");
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "launcher/run_supervisor.h"
 #include "launcher/sandbox_process.h"
 #include "tests/bench/bench_stats.h"
+#include "tests/bench/bench_table.h"
 #include "tests/bench/broker_client.h"
 
 namespace ccsandbox::bench {
@@ -82,8 +83,8 @@ absl::Status FigureWarm(const BenchSetup& setup, int runs) {
   if (absl::Status done = Alternate(setup.warmup, runs, sides); !done.ok()) return done;
 
   PrintSides("A  warm path: Exec([\"true\"]) on one session, vs raw bwrap and fork-exec", sides);
-  PrintRatio(sides[0], sides[1], 0.3);
-  PrintRatio(sides[0], sides[2], std::nullopt);
+  PrintRatio("A warm Exec(true)", sides[0], sides[1], 0.3);
+  PrintRatio("A warm Exec(true)", sides[0], sides[2], std::nullopt);
   std::vector<double> starting, ready, exit;
   for (size_t i = setup.warmup; i < timings.size(); ++i) {
     starting.push_back(timings[i].starting);
@@ -102,7 +103,7 @@ absl::Status FigureCli(const BenchSetup& setup, const SpawnOptions& cli, int run
   std::vector<Side> sides = {{"ours", [&] { return TimeCommand(cli); }}, RawSide(setup)};
   if (absl::Status done = Alternate(setup.warmup, runs, sides); !done.ok()) return done;
   PrintSides("B  CLI path: `sandboxctl run -- true`, vs raw bwrap", sides);
-  PrintRatio(sides[0], sides[1], 2.0);
+  PrintRatio("B sandboxctl run -- true", sides[0], sides[1], 2.0);
   return absl::OkStatus();
 }
 
@@ -118,6 +119,7 @@ absl::Status FigureStartup(const BenchSetup& setup, const SpawnOptions& probe, i
   absl::PrintF("C  sandboxctl start-up alone, no RPC (N=%d)\n", sides[0].ms.size());
   const Summary s = Summarize(sides[0].ms);
   absl::PrintF("  median %.2f ms, p90 %.2f ms\n", s.median, s.p90);
+  ReportRow({.figure = "C sandboxctl start-up, no RPC, median", .ours = s.median, .unit = "ms"});
   return absl::OkStatus();
 }
 
@@ -134,7 +136,7 @@ absl::Status FigureDiagnosis(const BenchSetup& setup, int runs) {
                              RawSide(setup)};
   if (absl::Status done = Alternate(setup.warmup, runs, sides); !done.ok()) return done;
   PrintSides("D  launcher's Spawn + Supervise in this process, no RPC, vs raw bwrap", sides);
-  PrintRatio(sides[0], sides[1], std::nullopt);
+  PrintRatio("D launcher Spawn+Supervise, no RPC", sides[0], sides[1], std::nullopt);
   absl::PrintF("  SandboxProcess::Spawn (fork .. execve of bwrap): median %.2f ms\n",
                Summarize(Measured(spawn_ms, setup.warmup)).median);
 
@@ -166,7 +168,7 @@ absl::Status FigureLaunch(const BenchSetup& setup, int runs) {
                              RawSide(setup)};
   if (absl::Status done = Alternate(setup.warmup, runs, sides); !done.ok()) return done;
   PrintSides("E  cold start: Launch of a session with A's spec, vs raw bwrap", sides);
-  PrintRatio(sides[0], sides[1], 1.5);
+  PrintRatio("E cold start (Launch)", sides[0], sides[1], 1.5);
   PrintLine("Destroy of that session (not in the ratio)", Measured(destroy_ms, setup.warmup));
   return absl::OkStatus();
 }

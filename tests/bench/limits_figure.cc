@@ -83,7 +83,7 @@ absl::Status FigureLimits(const BenchSetup& with_limits, v1::SandboxBroker::Stub
                              ExecSide("limits off", without_limits, session)};
   if (absl::Status done = Alternate(with_limits.warmup, runs, execs); !done.ok()) return done;
   PrintSides("H  resource limits: warm Exec([\"true\"]), limits on vs --cgroups=off", execs);
-  PrintRatio(execs[0], execs[1], 1.05);
+  PrintRatio("H warm Exec, cgroup limits on", execs[0], execs[1], 1.05);
 
   std::vector<Side> launches = {LaunchSide("limits on", *with_limits.stub, with_limits, "hon"),
                                 LaunchSide("limits off", without_limits, with_limits, "hoff")};
@@ -92,7 +92,7 @@ absl::Status FigureLimits(const BenchSetup& with_limits, v1::SandboxBroker::Stub
     return done;
   }
   PrintSides("   Launch, limits on vs --cgroups=off", launches);
-  PrintRatio(launches[0], launches[1], 1.05);
+  PrintRatio("H Launch, cgroup limits on", launches[0], launches[1], 1.05);
   AccountingRead(1000);
   return absl::OkStatus();
 }

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "tests/bench/bench_table.h"
 #include "tests/bench/proc_usage.h"
 #include "tests/bench/proxy_bench_session.h"
 
@@ -47,6 +49,10 @@ void IdleSessions(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resol
   const long after = RssKiB();
   std::printf("   idle sessions  %d: RSS +%ld KiB = %.1f KiB per session  (target <= 1024 KiB)\n",
               idle, after - before, static_cast<double>(after - before) / idle);
+  ReportRow({.figure = absl::StrCat("4 RSS per idle session (", idle, " sessions)"),
+             .ours = static_cast<double>(after - before) / idle,
+             .unit = "KiB",
+             .target = AtMost(1024)});
   for (auto& s : sessions) s->Stop();
 }
 
@@ -75,6 +81,10 @@ void OpenTunnels(const Target& t, proxy::SessionProxies& session, int tunnels) {
       "(all sockets, both ends) %+ld\n",
       fds.size(), session.open_connections(), after - before, (after - before) / n,
       (OpenFds() - fds_before - n) / n, TcpSocketPages() - socket_pages_before);
+  ReportRow({.figure = absl::StrCat("4 RSS per open tunnel (", fds.size(), " tunnels)"),
+             .ours = (after - before) / n,
+             .unit = "KiB",
+             .target = AtMost(32)});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/bench/bench_process.h"
+#include "tests/bench/bench_table.h"
 #include "tests/bench/proc_cpu.h"
 
 namespace ccsandbox::bench {
@@ -165,6 +166,14 @@ void FigureProxyBulk(const Target& t, const ProxyBulkOptions& options) {
       std::printf("   %-13s best %6.0f (%.2fx)    median %6.0f (%.2fx)   %s\n", name.c_str(),
                   s.best, s.best / direct.best, s.median, s.median / direct.median,
                   row < 3 ? "(target >= 0.70x direct)" : "(reference relay, not ours)");
+      if (!runs[row].empty()) {
+        ReportRow({.figure = absl::StrCat("1 bulk, ", kib, " KiB reads: ", name, ", median"),
+                   .ours = s.median,
+                   .unit = "MB/s",
+                   .baseline_name = "direct",
+                   .baseline = direct.median,
+                   .target = row < 3 ? RatioAtLeast(0.7) : NoTarget()});
+      }
     }
   }
 }
@@ -182,6 +191,14 @@ void FigureProxyRate(const Target& t, int clients, double seconds) {
                   rate.per_second / direct_rate.per_second);
     }
     std::printf("%s\n", rate.failures ? absl::StrCat("   failures: ", rate.failures).c_str() : "");
+    if (mode != Mode::kDirect) {
+      ReportRow({.figure = absl::StrCat("2 tunnels/s, ", clients, " clients: ", ModeName(mode)),
+                 .ours = rate.per_second,
+                 .unit = "/s",
+                 .baseline_name = "direct connections",
+                 .baseline = direct_rate.per_second,
+                 .target = AtLeast(5000)});
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let TIME_WAIT settle
   }
 }
@@ -195,6 +212,11 @@ void FigureProxyFirstByte(const Target& t, int runs) {
     const Latency l = TimeToFirstByte(mode, t, runs);
     std::printf("   %-13s median %7.1f us   p99 %7.1f us   added %+.1f us (median)\n",
                 ModeName(mode), l.median_us, l.p99_us, l.median_us - direct.median_us);
+    ReportRow({.figure = absl::StrCat("3 time to first byte: ", ModeName(mode), ", median"),
+               .ours = l.median_us,
+               .unit = "us",
+               .baseline_name = "direct",
+               .baseline = direct.median_us});
   }
 }
 

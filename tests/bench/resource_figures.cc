@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tests/bench/bench_stats.h"
+#include "tests/bench/bench_table.h"
 #include "tests/bench/broker_client.h"
 #include "tests/bench/proc_usage.h"
 
@@ -133,6 +134,9 @@ absl::Status FigureMemory(const BenchSetup& setup, int sessions) {
   PrintStackRow("after destroying all", after);
   PrintIncrement("the first", zero, one, 1);
   PrintIncrement(absl::StrCat("mean of ", sessions), zero, many, sessions);
+  ReportRow({.figure = absl::StrCat("F memory per idle session (Pss, mean of ", sessions, ")"),
+             .ours = MiB(many.Total().pss_kib - zero.Total().pss_kib) / std::max(1, sessions),
+             .unit = "MiB"});
   absl::PrintF(
       "  destroying %d sessions: %.0f ms for the Destroy calls, %.0f ms until %d sandbox "
       "processes were left\n",
@@ -190,6 +194,17 @@ absl::Status FigureLeaks(const BenchSetup& setup, int execs) {
       "%d %s %.0f ms\n",
       idle, right_after, settled, settled == idle ? "(back to idle) after" : "(NOT idle) after",
       settle_ms);
+  // Issue 18: nothing may leak; the descriptors and the sandboxes are counted exactly.
+  const std::string after_execs = absl::StrCat(" after ", execs, " Execs");
+  ReportRow({.figure = "G launcher descriptors" + after_execs,
+             .ours = static_cast<double>(launcher1.fds - launcher0.fds),
+             .target = AtMost(0)});
+  ReportRow({.figure = "G broker descriptors" + after_execs,
+             .ours = static_cast<double>(broker1.fds - broker0.fds),
+             .target = AtMost(0)});
+  ReportRow({.figure = "G sandbox processes beyond the idle session" + after_execs,
+             .ours = static_cast<double>(settled - idle),
+             .target = AtMost(0)});
   const std::vector<double>& ms = sides[0].ms;
   const size_t k = std::clamp<size_t>(ms.size() / 10, 1, 100);
   if (ms.size() >= 2 * k) {
