@@ -40,3 +40,15 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# The tests start their own prometheus and lighttpd on loopback ports; on a host run by systemd
+# the packages would also start (and enable) system-wide servers listening on every interface
+# (prometheus :9090, lighttpd :80). Only what this script just installed is stopped and disabled.
+if [ -d /run/systemd/system ]; then
+  for p in prometheus lighttpd; do
+    if [[ " ${missing[*]} " == *" $p "* ]]; then
+      echo "install-deps: $p is a test dependency here: stopping and disabling its system service"
+      systemctl disable --now "$p.service" || true
+    fi
+  done
+fi
