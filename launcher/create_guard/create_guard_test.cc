@@ -428,6 +428,18 @@ TEST_F(CreateGuardTest, GitInitAddCommitWorks) {
   EXPECT_THAT(Targets(r), ElementsAre(Host("repo/.env")));
 }
 
+// cp x; ./x — a file the guard created for the command runs at once: the supervisor's own
+// copy of the new fd is closed before the command resumes (an open writable copy made the exec
+// fail with ETXTBSY whenever the supervisor thread was preempted; seen under load in CI).
+TEST_F(CreateGuardTest, AFileCreatedThroughTheGuardCanBeExecutedAtOnce) {
+  GuardedRun r = Run({"/bin/sh", "-c",
+                      "for i in $(seq 300); do cp /bin/true /work/x$i && /work/x$i || exit 1;"
+                      " done; echo ran"},
+                     {}, /*raw_command=*/true);
+  EXPECT_EQ(WEXITSTATUS(r.wait_status), 0) << r.stderr_text;
+  EXPECT_THAT(r.lines, ElementsAre("ran")) << r.stderr_text;
+}
+
 TEST_F(CreateGuardTest, NodeWritesManySmallFiles) {
   // npm-style: many directories and small files, written with fs.writeFileSync.
   GuardedRun r = Run({"/usr/bin/node", "-e",

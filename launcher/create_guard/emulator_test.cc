@@ -78,9 +78,8 @@ class FakeListener : public SeccompListener {
   absl::Status RespondContinue(uint64_t id) override {
     return Record({Answer::Kind::kContinue, id});
   }
-  absl::Status RespondFd(uint64_t id, int fd, bool close_on_exec) override {
-    return Record(
-        {Answer::Kind::kFd, id, 0, 0, UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0)), close_on_exec});
+  absl::Status RespondFd(uint64_t id, UniqueFd fd, bool close_on_exec) override {
+    return Record({Answer::Kind::kFd, id, 0, 0, std::move(fd), close_on_exec});
   }
 
   std::vector<Answer> answers;

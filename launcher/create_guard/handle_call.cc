@@ -31,7 +31,7 @@ absl::StatusOr<CallOutcome> HandleNextCall(
       break;
     case CreateVerdict::Kind::kFd:
       outcome = CallOutcome::kPerformed;
-      answered = listener.RespondFd(call->id, verdict->fd.get(), verdict->close_on_exec);
+      answered = listener.RespondFd(call->id, std::move(verdict->fd), verdict->close_on_exec);
       break;
   }
   if (!answered.ok() && !absl::IsNotFound(answered)) return answered;

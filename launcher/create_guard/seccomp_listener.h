@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/unique_fd.h"
 
 namespace ccsandbox::launcher {
 
@@ -37,7 +38,9 @@ class SeccompListener {
   // The kernel runs the call as made: only for what Landlock also bounds.
   virtual absl::Status RespondContinue(uint64_t id) = 0;
   // A dup of `fd` lands in the caller (close-on-exec if asked) and the call returns its number.
-  virtual absl::Status RespondFd(uint64_t id, int fd, bool close_on_exec) = 0;
+  // `fd` is closed before the caller resumes: an open writable copy here would make the caller's
+  // next exec of the file it just wrote fail with ETXTBSY (cp x; ./x).
+  virtual absl::Status RespondFd(uint64_t id, UniqueFd fd, bool close_on_exec) = 0;
 };
 
 }  // namespace ccsandbox::launcher

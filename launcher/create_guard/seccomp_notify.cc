@@ -90,21 +90,24 @@ absl::Status SeccompNotify::RespondContinue(uint64_t id) {
   return Respond(id, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
 
-absl::Status SeccompNotify::RespondFd(uint64_t id, int fd, bool close_on_exec) {
+absl::Status SeccompNotify::RespondFd(uint64_t id, UniqueFd fd, bool close_on_exec) {
   seccomp_notif_addfd addfd{};
   addfd.id = id;
-  addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
-  addfd.srcfd = static_cast<uint32_t>(fd);
+  addfd.flags = 0;  // not ADDFD_FLAG_SEND: our copy must be closed before the caller resumes
+  addfd.srcfd = static_cast<uint32_t>(fd.get());
   addfd.newfd_flags = close_on_exec ? O_CLOEXEC : 0;
-  if (Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0) {
-    if (errno == ENOENT) return IoctlError("add fd");
-    // EMFILE and the like: the call fails with that errno instead (the file now
-    // exists).
-    const int error = errno;
-    if (absl::Status sent = RespondErrno(id, error); !sent.ok()) return sent;
-    return absl::OkStatus();
+  const int installed = Ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+  const int error = errno;
+  fd.Reset();
+  if (installed < 0) {
+    if (error == ENOENT) {
+      errno = error;
+      return IoctlError("add fd");
+    }
+    // EMFILE and the like: the call fails with that errno instead (the file now exists).
+    return RespondErrno(id, error);
   }
-  return absl::OkStatus();
+  return RespondValue(id, installed);
 }
 
 }  // namespace ccsandbox::launcher

@@ -41,10 +41,11 @@ class SeccompNotify : public SeccompListener {
   // The kernel runs the call as the caller made it. Only for calls Landlock also bounds: a
   // racing thread may rewrite the call's memory after we looked at it.
   absl::Status RespondContinue(uint64_t id) override;
-  // Installs a dup of `fd` in the caller's fd table (close-on-exec if asked) and makes the
-  // call return its number, atomically (SECCOMP_ADDFD_FLAG_SEND). Should the install fail
-  // (EMFILE and the like), the call fails with that errno instead.
-  absl::Status RespondFd(uint64_t id, int fd, bool close_on_exec) override;
+  // Installs a dup of `fd` in the caller's fd table (close-on-exec if asked), closes `fd`, and
+  // only then makes the call return the installed number (SECCOMP_IOCTL_NOTIF_SEND): the
+  // caller never runs while our copy is open (ETXTBSY on its next exec of the file). Should
+  // the install fail (EMFILE and the like), the call fails with that errno instead.
+  absl::Status RespondFd(uint64_t id, UniqueFd fd, bool close_on_exec) override;
 
  private:
   explicit SeccompNotify(UniqueFd fd, size_t notif_size, size_t resp_size)
