@@ -141,38 +141,24 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
 
 grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest* request,
                                    v1::SandboxHandle* handle) {
-  absl::StatusOr<policy::BackendChoice> choice =
-      policy::SelectBackend(request->backend(), config_.host);
-  if (!choice.ok()) return ToGrpc(choice.status());
-  absl::StatusOr<v1::SandboxSpec> workspace_spec = WorkspaceSpec(*request);
-  if (!workspace_spec.ok()) return ToGrpc(workspace_spec.status());
-  const v1::SandboxSpec& spec = *workspace_spec;
-  if (absl::Status valid = CheckLaunchSpec(spec, choice->actual, config_.forbidden_dirs);
-      !valid.ok()) {
-    return ToGrpc(valid);
-  }
+  absl::StatusOr<CheckedLaunch> checked = CheckLaunch(*request);
+  if (!checked.ok()) return ToGrpc(checked.status());
+  const v1::SandboxSpec& spec = checked->spec;
+  const policy::BackendChoice& choice = checked->choice;
   // A taken id is answered before the deny scan and the proxies: the same request again (a
   // client retrying after a lost answer) gets the session's handle, another one ALREADY_EXISTS.
   // sessions_.Create below still decides between two Launches racing for the same id.
-  if (absl::StatusOr<v1::SandboxHandle> same = sessions_.SameLaunch(spec, choice->requested);
+  if (absl::StatusOr<v1::SandboxHandle> same = sessions_.SameLaunch(spec, choice.requested);
       same.ok() || !absl::IsNotFound(same.status())) {
     if (same.ok()) *handle = *std::move(same);
     return ToGrpc(same.status());
   }
-  absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, choice->actual);
-  if (!filenames.ok()) return ToGrpc(filenames.status());
-  FillHandle(spec, *choice, *filenames, *handle);
   // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
   // for every run of the session.
-  absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, choice->actual);
-  if (!deny.ok()) return ToGrpc(deny.status());
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
-    if (absl::Status pinned = ConfirmDataDirBinds(spec, *deny); !pinned.ok()) {
-      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(pinned.message()));
-      return ToGrpc(pinned);
-    }
-  }
-  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice->actual);
+  absl::StatusOr<SessionPolicy> policy = DecideSessionPolicy(spec, choice.actual);
+  if (!policy.ok()) return ToGrpc(policy.status());
+  FillHandle(spec, choice, policy->filenames, *handle);
+  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice.actual);
   if (!egress_note.ok()) return ToGrpc(egress_note.status());
   SetDetail(*handle, "egress", *egress_note);
   if (spec.has_push()) {
@@ -183,15 +169,14 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
                                ? ""
                                : " — the push rule is ADVISORY: the run's credential can push"));
   }
-  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
   if (absl::Status created =
-          sessions_.Create(spec, *handle, *std::move(deny), std::move(guard_plan));
+          sessions_.Create(spec, *handle, std::move(policy->deny), std::move(policy->guard_plan));
       !created.ok()) {
     // The proxies started here are ours to stop: Start refuses a second set.
-    if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
+    if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
     return ToGrpc(created);
   }
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
     if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
       // Destroyed while its sandbox started: that is why, whatever failed first (its proxies'
       // sockets went, its sandbox was stopped), and the Destroy releases what it held.
@@ -207,11 +192,42 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     if (warm.ok()) *handle = *warm;
   }
   spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
-               std::string(policy::BackendName(choice->actual)), choice->note, *egress_note);
-  if (filenames->weakened) {
-    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
+               std::string(policy::BackendName(choice.actual)), choice.note, *egress_note);
+  if (policy->filenames.weakened) {
+    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(),
+                 policy->filenames.note);
   }
   return grpc::Status::OK;
+}
+
+absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
+    const v1::LaunchRequest& request) {
+  absl::StatusOr<policy::BackendChoice> choice =
+      policy::SelectBackend(request.backend(), config_.host);
+  if (!choice.ok()) return choice.status();
+  absl::StatusOr<v1::SandboxSpec> spec = WorkspaceSpec(request);
+  if (!spec.ok()) return spec.status();
+  if (absl::Status valid = CheckLaunchSpec(*spec, choice->actual, config_.forbidden_dirs);
+      !valid.ok()) {
+    return valid;
+  }
+  return CheckedLaunch{*std::move(choice), *std::move(spec)};
+}
+
+absl::StatusOr<BrokerService::SessionPolicy> BrokerService::DecideSessionPolicy(
+    const v1::SandboxSpec& spec, v1::SandboxBackend backend) {
+  absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, backend);
+  if (!filenames.ok()) return filenames.status();
+  absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, backend);
+  if (!deny.ok()) return deny.status();
+  if (backend == v1::SANDBOX_BACKEND_NATIVE) {
+    if (absl::Status pinned = ConfirmDataDirBinds(spec, *deny); !pinned.ok()) {
+      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(pinned.message()));
+      return pinned;
+    }
+  }
+  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
+  return SessionPolicy{*std::move(filenames), *std::move(deny), std::move(guard_plan)};
 }
 
 absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchRequest& request) {
@@ -478,6 +494,20 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
 absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& request,
                                                       const std::string& run_id,
                                                       SessionTable::RunStart& start) {
+  std::optional<v1::EgressPlan> egress;
+  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
+    egress = egress_.PlanFor(request.session_id());
+    if (!egress.has_value()) {
+      return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
+    }
+  }
+  return ComposeRunPlan(request, run_id, start, std::move(egress));
+}
+
+absl::StatusOr<v1::LaunchPlan> BrokerService::ComposeRunPlan(const v1::ExecRequest& request,
+                                                             const std::string& run_id,
+                                                             SessionTable::RunStart& start,
+                                                             std::optional<v1::EgressPlan> egress) {
   policy::PlanInputs inputs;
   inputs.spec = &start.spec;
   inputs.backend = start.backend;
@@ -493,13 +523,7 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
   }
   if (start.create_guard.has_value()) *plan->mutable_create_guard() = *start.create_guard;
   if (start.spec.has_resources()) *plan->mutable_resources() = start.spec.resources();
-  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
-    std::optional<v1::EgressPlan> egress = egress_.PlanFor(request.session_id());
-    if (!egress.has_value()) {
-      return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
-    }
-    *plan->mutable_egress() = *std::move(egress);
-  }
+  if (egress.has_value()) *plan->mutable_egress() = *std::move(egress);
   if (!start.sandbox_id.empty()) {
     // A run in the session's warm sandbox brings only its own fields.
     plan->clear_mounts();
