@@ -1,6 +1,8 @@
 // The public SandboxBroker service: sessions over the launcher. Launch resolves the
 // backend and validates the spec; Exec turns spec + request into a LaunchPlan, runs it on
 // the launcher and relays its events, labelled with the session's actual backend.
+// RenderPlan shows what Launch would decide, starting nothing (broker_service_plan.cc); both
+// take their checks from broker_service_checks.cc.
 #ifndef CCSANDBOX_BROKER_BROKER_SERVICE_H_
 #define CCSANDBOX_BROKER_BROKER_SERVICE_H_
 
