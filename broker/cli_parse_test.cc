@@ -164,7 +164,8 @@ TEST(ParseCommandLine, UsageErrorsExit125NamingTheProblem) {
   };
   const Case cases[] = {
       {{}, "missing subcommand: probe, run, session, policy or plan (see sandboxctl --help)"},
-      {{"frobnicate"}, "unknown subcommand 'frobnicate': expected probe, run, session, policy or plan"},
+      {{"frobnicate"},
+       "unknown subcommand 'frobnicate': expected probe, run, session, policy or plan"},
       {{"--bogus", "probe"}, "probe: unknown flag '--bogus'"},
       {{"probe", "--bogus=1"}, "probe: unknown flag '--bogus=1' (see sandboxctl probe --help)"},
       {{"probe", "extra"}, "probe: unexpected argument 'extra' (it takes no arguments)"},
