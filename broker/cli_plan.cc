@@ -6,23 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broker/cli_exit.h"
+#include "broker/cli_session.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ccsandbox::broker {
 namespace {
-
-std::string BackendText(v1::SandboxBackend backend) {
-  switch (backend) {
-    case v1::SANDBOX_BACKEND_NONE:
-      return "none";
-    case v1::SANDBOX_BACKEND_NATIVE:
-      return "native";
-    case v1::SANDBOX_BACKEND_MICROVM:
-      return "microvm";
-    default:
-      return "unspecified";
-  }
-}
 
 void Section(std::string& out, absl::string_view heading,
              const google::protobuf::RepeatedPtrField<std::string>& items) {
