@@ -10,19 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/kill_cause.h"
-#include "base/paths.h"
-#include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
 #include "broker/launcher_health.h"
-#include "broker/spec_paths.h"
-#include "policy/egress/allowlist.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/launch_plan.h"
-#include "policy/plan/spec_validation.h"
-#include "policy/plan/trusted_names.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -33,34 +27,6 @@ using std::chrono::milliseconds;
 
 void SetDetail(v1::SandboxHandle& handle, const std::string& key, const std::string& value) {
   (*handle.mutable_details()->mutable_fields())[key].set_string_value(value);
-}
-
-// What every run of the session hands the launcher's create guard.
-std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
-                                                const policy::FilenamePolicyDecision& filenames,
-                                                const std::vector<std::string>& home_dirs,
-                                                const policy::DenyPaths& deny) {
-  if (!filenames.create_guard) return std::nullopt;
-  v1::CreateGuardPlan plan;
-  for (const std::string& pattern : filenames.create_guard_patterns) {
-    plan.add_deny_patterns(pattern);
-  }
-  for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
-  // A protected path that does not exist yet may not be created either; one with glob
-  // characters protects every new match of the glob and its literal name ("co*py") at creation
-  // (existing matches: the deny scan expands it). A glob written unnormalised names no path
-  // the guard could compare.
-  for (const std::string& path : spec.protected_paths()) {
-    if (CheckNormalizedAbsolute("protectedPaths", path).ok()) plan.add_protected_paths(path);
-  }
-  for (const std::string& home : home_dirs) {
-    for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {
-      plan.add_protected_paths(absl::StrCat(home, "/", name.rule));
-    }
-  }
-  // What the bound repositories' git configs name (a core.hooksPath that git clean removed).
-  for (const std::string& path : deny.creation_denied) plan.add_protected_paths(path);
-  return plan;
 }
 
 // The session's handle as Launch returns it, but for the egress note (added once the proxies
@@ -84,23 +50,6 @@ void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice
   if (!handle.working_directory().empty()) {
     SetDetail(handle, "workingDirectory", handle.working_directory());
   }
-}
-
-// The spec, checked for the session's actual backend: its fields, its paths (a bind into the
-// control plane is refused) and its egress allowlist.
-absl::Status CheckLaunchSpec(const v1::SandboxSpec& spec, v1::SandboxBackend backend,
-                             const policy::ForbiddenDirs& forbidden_dirs) {
-  if (absl::Status valid = policy::ValidateSpec(spec, backend); !valid.ok()) return valid;
-  if (spec.has_resources() && backend != v1::SANDBOX_BACKEND_NATIVE) {
-    return absl::InvalidArgumentError(
-        "resources: only the native backend's sandboxes are limited; this session runs on "
-        "the host unconfined");
-  }
-  if (absl::Status valid = CheckSpecPaths(spec, backend, forbidden_dirs); !valid.ok()) {
-    spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
-    return valid;
-  }
-  return policy::ValidateEgressAllowlist(spec.egress_allowlist());
 }
 
 }  // namespace
@@ -141,38 +90,24 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
 
 grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest* request,
                                    v1::SandboxHandle* handle) {
-  absl::StatusOr<policy::BackendChoice> choice =
-      policy::SelectBackend(request->backend(), config_.host);
-  if (!choice.ok()) return ToGrpc(choice.status());
-  absl::StatusOr<v1::SandboxSpec> workspace_spec = WorkspaceSpec(*request);
-  if (!workspace_spec.ok()) return ToGrpc(workspace_spec.status());
-  const v1::SandboxSpec& spec = *workspace_spec;
-  if (absl::Status valid = CheckLaunchSpec(spec, choice->actual, config_.forbidden_dirs);
-      !valid.ok()) {
-    return ToGrpc(valid);
-  }
+  absl::StatusOr<CheckedLaunch> checked = CheckLaunch(*request);
+  if (!checked.ok()) return ToGrpc(checked.status());
+  const v1::SandboxSpec& spec = checked->spec;
+  const policy::BackendChoice& choice = checked->choice;
   // A taken id is answered before the deny scan and the proxies: the same request again (a
   // client retrying after a lost answer) gets the session's handle, another one ALREADY_EXISTS.
   // sessions_.Create below still decides between two Launches racing for the same id.
-  if (absl::StatusOr<v1::SandboxHandle> same = sessions_.SameLaunch(spec, choice->requested);
+  if (absl::StatusOr<v1::SandboxHandle> same = sessions_.SameLaunch(spec, choice.requested);
       same.ok() || !absl::IsNotFound(same.status())) {
     if (same.ok()) *handle = *std::move(same);
     return ToGrpc(same.status());
   }
-  absl::StatusOr<policy::FilenamePolicyDecision> filenames = DecideFilenames(spec, choice->actual);
-  if (!filenames.ok()) return ToGrpc(filenames.status());
-  FillHandle(spec, *choice, *filenames, *handle);
   // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
   // for every run of the session.
-  absl::StatusOr<policy::DenyPaths> deny = SessionDenyPaths(spec, choice->actual);
-  if (!deny.ok()) return ToGrpc(deny.status());
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
-    if (absl::Status pinned = ConfirmDataDirBinds(spec, *deny); !pinned.ok()) {
-      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(pinned.message()));
-      return ToGrpc(pinned);
-    }
-  }
-  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice->actual);
+  absl::StatusOr<SessionPolicy> policy = DecideSessionPolicy(spec, choice.actual);
+  if (!policy.ok()) return ToGrpc(policy.status());
+  FillHandle(spec, choice, policy->filenames, *handle);
+  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice.actual);
   if (!egress_note.ok()) return ToGrpc(egress_note.status());
   SetDetail(*handle, "egress", *egress_note);
   if (spec.has_push()) {
@@ -183,15 +118,14 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
                                ? ""
                                : " — the push rule is ADVISORY: the run's credential can push"));
   }
-  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
   if (absl::Status created =
-          sessions_.Create(spec, *handle, *std::move(deny), std::move(guard_plan));
+          sessions_.Create(spec, *handle, std::move(policy->deny), std::move(policy->guard_plan));
       !created.ok()) {
     // The proxies started here are ours to stop: Start refuses a second set.
-    if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
+    if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
     return ToGrpc(created);
   }
-  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE) {
+  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
     if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
       // Destroyed while its sandbox started: that is why, whatever failed first (its proxies'
       // sockets went, its sandbox was stopped), and the Destroy releases what it held.
@@ -207,132 +141,12 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
     if (warm.ok()) *handle = *warm;
   }
   spdlog::info("session {} launched: backend {} ({}); egress {}", spec.session_id(),
-               std::string(policy::BackendName(choice->actual)), choice->note, *egress_note);
-  if (filenames->weakened) {
-    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(), filenames->note);
+               std::string(policy::BackendName(choice.actual)), choice.note, *egress_note);
+  if (policy->filenames.weakened) {
+    spdlog::warn("session {}: filename-pattern denies {}", spec.session_id(),
+                 policy->filenames.note);
   }
   return grpc::Status::OK;
-}
-
-absl::StatusOr<v1::SandboxSpec> BrokerService::WorkspaceSpec(const v1::LaunchRequest& request) {
-  v1::SandboxSpec spec = request.spec();
-  if (request.has_dispatch()) {
-    if (config_.workspaces == nullptr) {
-      return absl::FailedPreconditionError(
-          "dispatch: this broker keeps no workspaces; start it with --data-dir=DIR");
-    }
-    v1::WorkspaceDispatch dispatch = request.dispatch();
-    if (dispatch.workspace_id().empty()) dispatch.set_workspace_id(spec.workspace_id());
-    if (!spec.workspace_id().empty() && spec.workspace_id() != dispatch.workspace_id()) {
-      return absl::InvalidArgumentError(
-          "dispatch.workspaceId: differs from spec.workspaceId; give one, or the same");
-    }
-    if (spec.bind_mounts_size() > 0) {
-      return absl::InvalidArgumentError(
-          "bindMounts: must be empty with a dispatch; the dispatch decides what is bound");
-    }
-    // Exactly the dispatch's binds: a runner state directory would be one more writable mount.
-    if (spec.runner_state_dirs_size() > 0) {
-      return absl::InvalidArgumentError(
-          "runnerStateDirs: must be empty with a dispatch; the dispatch decides what is writable "
-          "(the agent's config directory is read-only)");
-    }
-    absl::StatusOr<v1::DispatchPlan> plan = config_.workspaces->PlanDispatch(dispatch);
-    if (!plan.ok()) {
-      return absl::Status(plan.status().code(), absl::StrCat("dispatch.", plan.status().message()));
-    }
-    spec.set_workspace_id(dispatch.workspace_id());
-    *spec.mutable_bind_mounts() = plan->bind_mounts();
-    if (!spec.has_guest_workdir()) spec.set_guest_workdir(plan->workdir());
-  }
-  if (config_.workspaces != nullptr && !spec.workspace_id().empty()) {
-    // Agents work in clones; the registered checkouts are never writable, in any mode.
-    absl::StatusOr<std::vector<std::string>> registered =
-        config_.workspaces->registry().ProtectedPaths(spec.workspace_id());
-    if (!registered.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("workspaceId: cannot read the workspace's registered repositories: ",
-                       registered.status().message()));
-    }
-    for (const std::string& path : *registered) {
-      if (std::find(spec.protected_paths().begin(), spec.protected_paths().end(), path) ==
-          spec.protected_paths().end()) {
-        spec.add_protected_paths(path);
-      }
-    }
-  }
-  return spec;
-}
-
-absl::Status BrokerService::ConfirmDataDirBinds(const v1::SandboxSpec& spec,
-                                                const policy::DenyPaths& deny) const {
-  if (config_.workspaces == nullptr) return absl::OkStatus();
-  const std::string& data_dir = config_.workspaces->data_dir().path();
-  std::vector<std::pair<const char*, const std::string*>> paths;
-  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
-    paths.emplace_back("bindMounts", &bind.host_path());
-  }
-  for (const std::string& dir : spec.runner_state_dirs())
-    paths.emplace_back("runnerStateDirs", &dir);
-  for (const auto& [field, path] : paths) {
-    if (!IsUnderOrEqual(*path, data_dir)) continue;
-    auto pinned = deny.bind_ids.find(*path);
-    // Unpinned, the launcher would bind whatever the path names when it opens it.
-    if (pinned == deny.bind_ids.end() || pinned->second.ino == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          field, ": '", *path, "' was gone when the session was launched: not starting"));
-    }
-    if (absl::Status same =
-            config_.workspaces->ConfirmPinned(*path, pinned->second.dev, pinned->second.ino);
-        !same.ok()) {
-      return absl::Status(same.code(), absl::StrCat(field, ": ", same.message()));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<policy::FilenamePolicyDecision> BrokerService::DecideFilenames(
-    const v1::SandboxSpec& spec, v1::SandboxBackend backend) {
-  // Every writable native session needs the guard: the trusted-name rules always apply.
-  const bool guard_matters =
-      backend == v1::SANDBOX_BACKEND_NATIVE && policy::HasWritableMount(spec);
-  const CreateGuardState guard = guard_matters ? CurrentCreateGuard() : CreateGuardState();
-  if (guard_matters && !guard.known) {
-    // An outage, not a policy question: never answered with advice to weaken the policy.
-    std::string why = LauncherUnreachable(config_.launcher_address);
-    if (why.empty())
-      why = absl::StrCat("launcher at ", config_.launcher_address, ": ", guard.reason);
-    spdlog::warn("session {} refused: {}", spec.session_id(), why);
-    return absl::UnavailableError(why);
-  }
-  absl::StatusOr<policy::FilenamePolicyDecision> filenames =
-      policy::DecideFilenamePolicy(spec, backend, guard.available);
-  if (!filenames.ok() && guard_matters) {
-    filenames =
-        absl::Status(filenames.status().code(),
-                     absl::StrCat(filenames.status().message(), " [launcher: ", guard.reason, "]"));
-  }
-  if (!filenames.ok()) {
-    spdlog::warn("session {} refused: {}", spec.session_id(),
-                 std::string(filenames.status().message()));
-  }
-  return filenames;
-}
-
-absl::StatusOr<policy::DenyPaths> BrokerService::SessionDenyPaths(const v1::SandboxSpec& spec,
-                                                                  v1::SandboxBackend backend) {
-  if (backend != v1::SANDBOX_BACKEND_NATIVE) return policy::DenyPaths();
-  absl::StatusOr<policy::DenyPaths> resolved = ResolveDenyPaths(spec);
-  if (!resolved.ok()) return resolved.status();
-  // Host file names travel in every plan: one that is not UTF-8 could not reach the launcher.
-  for (const auto& [field, paths] : {std::pair{"denyReadPaths", &resolved->read},
-                                     std::pair{"denyWritePaths", &resolved->write}}) {
-    if (absl::Status valid = policy::CheckHostPaths(field, *paths); !valid.ok()) {
-      spdlog::warn("session {} refused: {}", spec.session_id(), std::string(valid.message()));
-      return valid;
-    }
-  }
-  return resolved;
 }
 
 absl::StatusOr<std::string> BrokerService::StartEgress(const v1::SandboxSpec& spec,
@@ -349,25 +163,6 @@ absl::StatusOr<std::string> BrokerService::StartEgress(const v1::SandboxSpec& sp
   return egress->network_enabled
              ? absl::StrCat("proxies on, ", egress->allow_entries, " allow entries")
              : "proxies on, networkEnabled=false: every connection is refused";
-}
-
-absl::StatusOr<policy::DenyPaths> BrokerService::ResolveDenyPaths(const v1::SandboxSpec& spec) {
-  absl::StatusOr<policy::Mode> mode = policy::ParseMode(spec.mode());
-  if (!mode.ok()) return mode.status();
-  ScanRequest request;
-  request.mounts = policy::PlanMounts(spec, *mode);
-  request.runner_state_dirs.assign(spec.runner_state_dirs().begin(),
-                                   spec.runner_state_dirs().end());
-  request.protected_paths.assign(spec.protected_paths().begin(), spec.protected_paths().end());
-  request.home_dirs = home_dirs_;
-  request.filename_deny_patterns = policy::EffectiveFilenameDenyPatterns(spec);
-  request.extra_trusted_names.assign(spec.deny_write_names().begin(),
-                                     spec.deny_write_names().end());
-  request.connectable_sockets.assign(spec.connectable_sockets().begin(),
-                                     spec.connectable_sockets().end());
-  absl::StatusOr<policy::DenyScan> scan = ScanForDenyPaths(request);
-  if (!scan.ok()) return scan.status();
-  return policy::ResolveDenyPaths(*scan, RealPathResolver());
 }
 
 CreateGuardState BrokerService::CurrentCreateGuard() {
@@ -478,6 +273,20 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
 absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& request,
                                                       const std::string& run_id,
                                                       SessionTable::RunStart& start) {
+  std::optional<v1::EgressPlan> egress;
+  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
+    egress = egress_.PlanFor(request.session_id());
+    if (!egress.has_value()) {
+      return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
+    }
+  }
+  return ComposeRunPlan(request, run_id, start, std::move(egress));
+}
+
+absl::StatusOr<v1::LaunchPlan> BrokerService::ComposeRunPlan(const v1::ExecRequest& request,
+                                                             const std::string& run_id,
+                                                             SessionTable::RunStart& start,
+                                                             std::optional<v1::EgressPlan> egress) {
   policy::PlanInputs inputs;
   inputs.spec = &start.spec;
   inputs.backend = start.backend;
@@ -493,13 +302,7 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
   }
   if (start.create_guard.has_value()) *plan->mutable_create_guard() = *start.create_guard;
   if (start.spec.has_resources()) *plan->mutable_resources() = start.spec.resources();
-  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
-    std::optional<v1::EgressPlan> egress = egress_.PlanFor(request.session_id());
-    if (!egress.has_value()) {
-      return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
-    }
-    *plan->mutable_egress() = *std::move(egress);
-  }
+  if (egress.has_value()) *plan->mutable_egress() = *std::move(egress);
   if (!start.sandbox_id.empty()) {
     // A run in the session's warm sandbox brings only its own fields.
     plan->clear_mounts();

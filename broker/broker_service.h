@@ -1,6 +1,8 @@
 // The public SandboxBroker service: sessions over the launcher. Launch resolves the
 // backend and validates the spec; Exec turns spec + request into a LaunchPlan, runs it on
 // the launcher and relays its events, labelled with the session's actual backend.
+// RenderPlan shows what Launch would decide, starting nothing (broker_service_plan.cc); both
+// take their checks from broker_service_checks.cc.
 #ifndef CCSANDBOX_BROKER_BROKER_SERVICE_H_
 #define CCSANDBOX_BROKER_BROKER_SERVICE_H_
 
@@ -87,6 +89,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
                        v1::SandboxHandle* handle) override;
   grpc::Status Resume(grpc::ServerContext*, const v1::SessionRequest* request,
                       v1::SandboxHandle* handle) override;
+  // Launch's decisions for the request, started nowhere (broker_service_plan.cc).
+  grpc::Status RenderPlan(grpc::ServerContext*, const v1::RenderPlanRequest* request,
+                          v1::RenderPlanResponse* response) override;
 
   // Destroys every session before the broker stops: their runs end with a `killed` event
   // (reason stopped, detail `why`) on their Exec streams instead of a bare UNAVAILABLE.
@@ -104,6 +109,24 @@ class BrokerService final : public v1::SandboxBroker::Service {
   }
 
  private:
+  // What Launch checks before anything else: the backend it runs on and the spec it runs.
+  struct CheckedLaunch {
+    policy::BackendChoice choice;
+    v1::SandboxSpec spec;
+  };
+  // What Launch fixes for every run of the session, decided on the host before anything starts.
+  struct SessionPolicy {
+    policy::FilenamePolicyDecision filenames;
+    policy::DenyPaths deny;
+    std::optional<v1::CreateGuardPlan> guard_plan;  // unset: no create guard
+  };
+  // Launch and RenderPlan share these, so a plan shows exactly what a Launch would decide.
+  // The backend (SelectBackend), the workspace's spec (WorkspaceSpec), checked (CheckLaunchSpec).
+  absl::StatusOr<CheckedLaunch> CheckLaunch(const v1::LaunchRequest& request);
+  // The filename policy, the deny scan over the host and the create guard's plan; a native
+  // session's binds below the data directory confirmed pinned.
+  absl::StatusOr<SessionPolicy> DecideSessionPolicy(const v1::SandboxSpec& spec,
+                                                    v1::SandboxBackend backend);
   // The spec a Launch runs: the request's, with a dispatch's binds and working directory, and
   // the workspace's registered checkouts among its protected paths.
   absl::StatusOr<v1::SandboxSpec> WorkspaceSpec(const v1::LaunchRequest& request);
@@ -133,6 +156,11 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // against what the launcher accepts. Takes the deny sets out of `start`.
   absl::StatusOr<v1::LaunchPlan> PlanRun(const v1::ExecRequest& request, const std::string& run_id,
                                          SessionTable::RunStart& start);
+  // PlanRun given the session's egress plan (unset: none, the none backend).
+  absl::StatusOr<v1::LaunchPlan> ComposeRunPlan(const v1::ExecRequest& request,
+                                                const std::string& run_id,
+                                                SessionTable::RunStart& start,
+                                                std::optional<v1::EgressPlan> egress);
   // Suspend / Resume: freezes or thaws the session's sandbox through the launcher.
   grpc::Status FreezeSession(const std::string& session_id, bool frozen, v1::SandboxHandle* handle);
   // Starts the native session's one sandbox and waits until it is warm; its later end by itself

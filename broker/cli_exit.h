@@ -4,7 +4,8 @@
 //   run [--session=ID]   the command's code; 128+signal when it was killed (timeout, Kill, session
 //                        stopped, Ctrl-C); 125 when sandboxctl, the broker or the launcher failed,
 //                        for a usage error, and for a session that does not exist
-//   session ..., probe   0; 125 on any failure (an unknown session included)
+//   session ..., probe,  0; 125 on any failure (an unknown session included; for plan, a spec
+//   plan                 the broker refuses)
 //   policy check         0 allow, 1 prompt, 2 deny; 125 on any failure
 //   --help, --version    0
 //

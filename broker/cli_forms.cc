@@ -24,7 +24,7 @@ std::string FlagUsage(absl::string_view name) {
 const std::vector<CliFlag>& CliFlags() {
   static const std::vector<CliFlag>* const flags = new std::vector<CliFlag>{
       {"backend", "NAME",
-       "run, session start: none, native, docker or microvm (default: the host's)"},
+       "run, session start, plan: none, native, docker or microvm (default: the host's)"},
       {"broker", "ADDR",
        "broker address: unix:PATH or a socket's path (default: $CCSANDBOX_BROKER, else the "
        "installed service's unix:/run/ccsandbox-broker/broker.sock)"},
@@ -33,13 +33,15 @@ const std::vector<CliFlag>& CliFlags() {
        "failures as {\"error\":{\"code\":...,\"message\":...}} on stderr"},
       {"mode", "MODE", "policy check: chat, review, plan or orchestrate"},
       {"no-filename-denies", "",
-       "run, session start: explicitly accept a policy WITHOUT the .env/*.key/*.pem create "
+       "run, session start, plan: explicitly accept a policy WITHOUT the .env/*.key/*.pem create "
        "denies (writeDenyPatterns: []); Linux refuses writable runs that need them until "
        "create-time enforcement is available"},
+      {"platform", "PLATFORM",
+       "plan: linux (the default); macos is refused until the Seatbelt backend lands"},
       {"session", "ID",
        "run: run in this session (from `session start`), which stays; without it, run starts a "
        "session of its own that ends with the run"},
-      {"spec", "FILE.json", "run, session start: SandboxSpec as proto3 JSON"},
+      {"spec", "FILE.json", "run, session start, plan: SandboxSpec as proto3 JSON"},
       {"stdin", "", "run: send this process's stdin to the command"},
       {"timeout", "SECONDS", "run: kill the command after SECONDS (0 = never)"},
       {"workdir", "DIR",
@@ -74,6 +76,10 @@ const std::vector<CliForm>& CliForms() {
       {"session suspend", {"json"}, {}, "ID"},
       {"session resume", {"json"}, {}, "ID"},
       {"policy check", {"mode", "json"}, {"mode"}, "-- 'COMMAND LINE'"},
+      {"plan",
+       {"spec", "platform", "backend", "no-filename-denies", "json"},
+       {"spec"},
+       "-- [CMD [ARGS...]]"},
   };
   return *forms;
 }

@@ -34,13 +34,17 @@ const std::map<std::string, std::string>& Descriptions() {
           {"session resume", "thaw the session's sandbox"},
           {"policy", "what a mode's command policy decides"},
           {"policy check", "the decision for one command line; exits 0 allow, 1 prompt, 2 deny"},
+          {"plan",
+           "what a spec becomes on this host (bwrap argv, deny sets, create guard, egress), "
+           "running nothing"},
       };
   return *descriptions;
 }
 
 constexpr char kExitCodes[] =
     "Exit codes: run: the command's, 128+signal when it was killed, 125 when sandboxctl, the "
-    "broker or the launcher failed or the session does not exist; session, probe: 0, or 125; "
+    "broker or the launcher failed or the session does not exist; session, probe, plan: 0, or "
+    "125; "
     "policy check: 0 allow, 1 prompt, 2 deny, 125. A usage error is 125 everywhere, --help 0.";
 
 // --help's usage lines: those of every form `path` starts (every form at the top).
@@ -389,6 +393,20 @@ class Checker {
                                   " is not a number of seconds"));
       }
     }
+    if (form == "plan") {
+      if (command.spec.empty()) {
+        return Usage("plan: --spec is required (sandboxctl plan --spec=FILE.json)");
+      }
+      if (command.platform == "macos") {
+        return Usage(
+            "plan: --platform=macos is not implemented yet (the Seatbelt backend has not "
+            "landed); only linux");
+      }
+      if (!command.platform.empty() && command.platform != "linux") {
+        return Usage(absl::StrCat("plan: --platform: ", policy::QuoteInput(command.platform),
+                                  " is not a platform (linux; macos not yet)"));
+      }
+    }
     if (form == "policy check") {
       if (command.mode.empty()) {
         return Usage("policy check: --mode is required (chat, review, plan or orchestrate)");
@@ -448,6 +466,7 @@ std::variant<CliCommand, CliExit> ParseOrThrow(const std::vector<std::string>& a
                      .workdir = tree.Text("workdir"),
                      .backend = tree.Text("backend"),
                      .mode = tree.Text("mode"),
+                     .platform = tree.Text("platform"),
                      .read_stdin = tree.Switch("stdin"),
                      .no_filename_denies = tree.Switch("no-filename-denies")};
   if (absl::Status valid =

@@ -24,7 +24,7 @@ struct CliCommand {
   std::vector<std::string> operands;  // the session id; the command and its arguments; the line
   std::string broker;                 // --broker as given ("" = not given: BrokerAddress)
   bool json = false;
-  std::string session, spec, workdir, backend, mode;
+  std::string session, spec, workdir, backend, mode, platform;
   double timeout_seconds = 0;
   bool read_stdin = false;  // --stdin
   bool no_filename_denies = false;

@@ -47,6 +47,10 @@ TEST(ParseCommandLine, EachFormWithItsValues) {
       {{"policy", "check", "--mode=plan", "--", "git commit -m x"},
        "policy check",
        {"git commit -m x"}},
+      {{"plan", "--spec=s.json"}, "plan", {}},
+      {{"plan", "--spec=s.json", "--platform=linux", "--", "make", "test"},
+       "plan",
+       {"make", "test"}},
   };
   for (const Case& c : cases) {
     std::variant<CliCommand, CliExit> parsed = Parse(c.args);
@@ -54,6 +58,28 @@ TEST(ParseCommandLine, EachFormWithItsValues) {
     ASSERT_NE(command, nullptr) << Show(c.args) << " -> " << std::get<CliExit>(parsed).error;
     EXPECT_EQ(command->form, c.form) << Show(c.args);
     EXPECT_EQ(command->operands, c.operands) << Show(c.args);
+  }
+}
+
+TEST(ParseCommandLine, PlanNeedsASpecAndRefusesMacosForNow) {
+  auto linux = Parse({"plan", "--spec=s.json", "--platform=linux", "--json"});
+  ASSERT_NE(std::get_if<CliCommand>(&linux), nullptr) << std::get<CliExit>(linux).error;
+  EXPECT_EQ(std::get<CliCommand>(linux).platform, "linux");
+  const struct {
+    Args args;
+    std::string error;
+  } refused[] = {
+      {{"plan"}, "plan: --spec is required"},
+      {{"plan", "--spec=s.json", "--platform=macos"}, "macos is not implemented yet"},
+      {{"plan", "--spec=s.json", "--platform=beos"}, "is not a platform"},
+      {{"plan", "--spec=s.json", "--timeout=3"}, "plan: does not take --timeout"},
+  };
+  for (const auto& r : refused) {
+    auto parsed = Parse(r.args);
+    const CliExit* exit = std::get_if<CliExit>(&parsed);
+    ASSERT_NE(exit, nullptr) << Show(r.args);
+    EXPECT_EQ(exit->code, 125) << Show(r.args);
+    EXPECT_TRUE(absl::StrContains(exit->error, r.error)) << Show(r.args) << ": " << exit->error;
   }
 }
 
@@ -137,8 +163,9 @@ TEST(ParseCommandLine, UsageErrorsExit125NamingTheProblem) {
     const char* error;  // the start of the message
   };
   const Case cases[] = {
-      {{}, "missing subcommand: probe, run, session or policy (see sandboxctl --help)"},
-      {{"frobnicate"}, "unknown subcommand 'frobnicate': expected probe, run, session or policy"},
+      {{}, "missing subcommand: probe, run, session, policy or plan (see sandboxctl --help)"},
+      {{"frobnicate"},
+       "unknown subcommand 'frobnicate': expected probe, run, session, policy or plan"},
       {{"--bogus", "probe"}, "probe: unknown flag '--bogus'"},
       {{"probe", "--bogus=1"}, "probe: unknown flag '--bogus=1' (see sandboxctl probe --help)"},
       {{"probe", "extra"}, "probe: unexpected argument 'extra' (it takes no arguments)"},

@@ -10,6 +10,8 @@
 //              [--backend=NAME] [--no-filename-denies] [--json]
 //   sandboxctl --broker=unix:PATH session ls|show ID|stop ID|suspend ID|resume ID [--json]
 //   sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'
+//   sandboxctl --broker=unix:PATH plan --spec=FILE.json [--platform=linux] [--backend=NAME]
+//              [--no-filename-denies] [--json] [-- CMD [ARGS...]]
 //
 // run without --session starts a session of its own and the broker ends it with the run; with
 // --session it runs in a session from `session start` (cli_session.h), which stays. Either way
@@ -18,6 +20,7 @@
 // or the session does not exist — with a one-line message).
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
+// plan prints what the spec becomes, running nothing (cli_plan.h); 0, or 125.
 // --broker defaults to $CCSANDBOX_BROKER, else the installed service's socket, and takes a bare
 // path. --json prints handles, events and decisions as JSON lines on stdout, and sandboxctl's
 // own failures as one JSON object on stderr (cli_exit.h).
@@ -38,6 +41,7 @@
 #include "broker/cli_exit.h"
 #include "broker/cli_launch.h"
 #include "broker/cli_parse.h"
+#include "broker/cli_plan.h"
 #include "broker/cli_policy.h"
 #include "broker/cli_session.h"
 #include "broker/cli_signals.h"
@@ -231,6 +235,10 @@ constexpr Handler kHandlers[] = {
     {"policy",
      [](Broker& b, const CliCommand& c) {
        return RunPolicyCheck(b.channel, c.operands, c.mode, c.json);
+     }},
+    {"plan",
+     [](Broker& b, const CliCommand& c) {
+       return RunPlan(*b.stub, LaunchFlagsOf(c), c.platform, c.operands, c.json);
      }},
 };
 

@@ -109,7 +109,7 @@ TEST(FlagReference, ListsEveryFlagOfEverySandboxctlSubcommand) {
       pending.push_back(next);
     }
   }
-  EXPECT_GE(helps, 12) << "sandboxctl, probe, run, session and its 6 verbs, policy, check";
+  EXPECT_GE(helps, 13) << "sandboxctl, probe, run, session and its 6 verbs, policy, check, plan";
   EXPECT_GT(flags, 10);
 }
 

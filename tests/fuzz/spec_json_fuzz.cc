@@ -103,7 +103,7 @@ absl::Status CheckLaunchSpec(const v1::SandboxSpec& spec, v1::SandboxBackend bac
   return policy::ValidateEgressAllowlist(spec.egress_allowlist());
 }
 
-// broker_service.cc GuardPlanFor, without home directories or git-config findings.
+// broker_service_checks.cc GuardPlanFor, without home directories or git-config findings.
 std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
                                                 const policy::FilenamePolicyDecision& filenames) {
   if (!filenames.create_guard) return std::nullopt;
