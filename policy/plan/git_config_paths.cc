@@ -149,8 +149,8 @@ class GitConfigReader {
       value.append(spaces, ' ');
       spaces = 0;
       if (c == '\\') {
-        c = Get();
-        if (eof_) return std::nullopt;
+        c = Get();  // at the end of the text: '\n', a continuation that ends the value, as git has
+                    // it
         switch (c) {
           case '\n':
             continue;

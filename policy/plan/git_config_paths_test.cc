@@ -37,6 +37,10 @@ TEST(GitConfigProgramPaths, Table) {
       // As git reads values (found by git_config_fuzz against `git config --list`): a '\\'
       // before the newline continues the value, \\t is a tab (the program is the first word).
       {"[core]\n\thooksPath = .git/ho\\\nok\\\ns\n", {"/w/repo/.git/hooks"}, {}},
+      // A backslash at the very end continues onto the end of the file: git keeps the value
+      // (found by git_config_fuzz); inside quotes it is an error.
+      {"[core]\n\thooksPath = .git/ho\\", {"/w/repo/.git/ho"}, {}},
+      {"[core]\n\thooksPath = \".git/ho\\", {}, {}},
       {"[core]\n\teditor = ./tools/ed\\t--wait\n", {"/w/repo/tools/ed"}, {}},
       {"[core]\r\n\thooksPath = \"h d\"\\\\x\r\n", {"/w/repo/h d\\x"}, {}},
       {"\xef\xbb\xbf[core.sub]\n\tpager=./p\n", {"/w/repo/p"}, {}},
