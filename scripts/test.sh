@@ -25,6 +25,18 @@ if [ "$status" -eq 0 ] && [ "$passed" -eq 0 ]; then
   exit 1
 fi
 
+# The unit tests again under ASan + UBSan (.bazelrc's --config=asan-ubsan): a second full build,
+# in its own output tree (the disk cache keeps it between runs); the end-to-end tests in tests/
+# stay with the normal build. A memory error, a leak or undefined behaviour fails it.
+sanitized_log=/tmp/ccsandbox-asan.$$.log
+bazel test --config=asan-ubsan --nocache_test_results //base/... //broker/... //gateway/... \
+  //launcher/... //policy/... //proxy/... //workspace/... 2>&1 | tee "$sanitized_log"
+sanitized=${PIPESTATUS[0]}
+sanitized_summary=$(grep -E '^Executed [0-9]+ out of [0-9]+ tests?:' "$sanitized_log" | tail -1)
+sanitized_failed=$(grep -E '^//.* (FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$sanitized_log" |
+  awk '{print $1}' | paste -sd' ')
+rm -f "$sanitized_log"
+
 # Short fuzz runs (libFuzzer + ASan/UBSan) of every target in tests/fuzz/ (tests/fuzz/README.md):
 # a crash, a leak, a timeout or a broken invariant fails the run. Objects are cached between runs
 # in the build directory; the corpora start from the committed seeds each time.
@@ -42,8 +54,15 @@ format=$?
 
 if [ "$format" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 if [ "$fuzz" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+if [ "$sanitized" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 echo "format: $([ $format -eq 0 ] && echo ok || echo FAILED)"
 echo "${fuzz_line:-fuzz: FAILED (the runner printed no summary)}"
+if [ "$sanitized" -eq 0 ]; then
+  echo "asan-ubsan unit tests: ok (${sanitized_summary:-no summary})"
+else
+  echo "asan-ubsan unit tests: FAILED ${sanitized_failed:-(no test ran or the build failed)}" \
+    "(${sanitized_summary:-no summary})"
+fi
 
 echo "${summary}"
 echo "${passed} passed, ${failed} failed"

@@ -232,7 +232,8 @@ TEST_F(CgroupTest, LeftoversOfADeadLauncherAreKilledAndRemoved) {
   AwaitReady(ready[0], 1);
   close(ready[0]);
   const std::vector<CgroupDir> dirs = (*cg)->dirs();
-  cg->release();  // as if the launcher had died: nobody owns it
+  (*cg)->Forget();  // as if the launcher had died: nobody kills or removes it
+  cg->reset();
   EXPECT_EQ(tree_->RemoveLeftovers(), 1);
   int status;
   EXPECT_EQ(waitpid(pid, &status, 0), pid);

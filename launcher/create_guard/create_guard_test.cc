@@ -476,7 +476,7 @@ TEST_F(CreateGuardTest, UntarOf5000FilesRefusesOnlyTheEnv) {
   MakeDir("out");
   GuardedRun r =
       Run({"/usr/bin/tar", "-xf", "/work/files.tar", "-C", "/work/out"}, {}, /*raw_command=*/true);
-  EXPECT_EQ(WEXITSTATUS(r.wait_status), 2);  // tar reports the one failure
+  EXPECT_EQ(WEXITSTATUS(r.wait_status), 2) << r.stderr_text;  // tar reports the one failure
   EXPECT_THAT(r.stderr_text, HasSubstr(".env: Cannot open: Permission denied"));
   size_t files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(Host("out"))) {
@@ -563,7 +563,8 @@ TEST_F(CreateGuardTest, ShimRefusesAnUnsafeFreeDirAndTheCommandNeverRuns) {
   options.shim_args = {"--create-guard={fd}", "--free-create=/tmp", "--writable=/tmp"};
   GuardedRun r = Run({"open /work/x.pem"}, options);
   EXPECT_THAT(r.lines, IsEmpty());
-  EXPECT_TRUE(WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 126) << r.wait_status;
+  EXPECT_TRUE(WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 126)
+      << r.wait_status << ": " << r.stderr_text;
   EXPECT_THAT(r.stderr_text, HasSubstr("overlaps the writable mount /tmp"));
   // Not the supervisor's death: the sandbox never started, and the run says so.
   EXPECT_THAT(r.failures, IsEmpty());
