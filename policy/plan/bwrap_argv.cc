@@ -222,7 +222,16 @@ absl::Status DenyWriteAndPins(Rendering& r) {
       if (r.table.IsMountPoint(*it) || r.host.KindOf(*it) != HostView::Kind::kDirectory) continue;
       absl::StatusOr<std::string> pinned = r.source.Of(*it);
       if (!pinned.ok()) return pinned.status();
-      r.deny_ops.push_back({*it, {"--bind", *pinned, *it}});
+      std::vector<std::string> args = {"--bind", *pinned, *it};
+      // Threat: the pin binds the enclosing writable tree again, over any plan mount nested
+      // below it — a read-only bind inside it would turn writable. Those are bound again on top.
+      for (int i = 0; i < r.plan.mounts_size(); ++i) {
+        const v1::PlanMount& nested = r.plan.mounts(i);
+        if (nested.guest_path() == *it || !IsUnderOrEqual(nested.guest_path(), *it)) continue;
+        args.insert(args.end(), {nested.read_only() ? "--ro-bind" : "--bind", r.source.Mount(i),
+                                 nested.guest_path()});
+      }
+      r.deny_ops.push_back({*it, std::move(args)});
       r.table.Add(*it, true);
     }
     absl::StatusOr<std::string> protected_source = r.source.Of(path);
