@@ -122,7 +122,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "clean",     "smudge",     "process", "textconv", "command",
       "external",  "driver",     "helper",  "program",  "packobjectshook"};
   for (const auto& [key, raw_value] : *entries) {
-    const std::string value(absl::StripAsciiWhitespace(raw_value));
+    // As git uses it: git already dropped its own unquoted spaces (" \t\r"); a path keeps any
+    // other byte (a vertical tab included), and only a program's first word is split below.
+    const std::string& value = raw_value;
     if (value.empty()) continue;
     if (key.find('.') == std::string::npos) continue;  // before any section: git uses none
     const std::string section = key.substr(0, key.find('.'));
