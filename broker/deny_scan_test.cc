@@ -103,6 +103,7 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
        "--tmpfs " + h + "/.ssh --remount-ro " + h + "/.ssh",  // secret found in the tree
        "--ro-bind " + h + "/.bashrc " + h + "/.bashrc",       // rc file
        "--bind " + h + "/w " + h + "/w",                      // ancestor pinned
+       "--bind " + h + "/w/state " + h + "/w/state",  // the mount nested in the pin, bound again
        "--tmpfs " + h + "/.config/gh --remount-ro " + h + "/.config/gh",  // home secret
        "--ro-bind " + h + "/w/notes.txt " + h + "/w/notes.txt",           // protected (glob match)
        "--ro-bind " + h + "/w/.mcp.json " + h + "/w/.mcp.json",           // agent config
