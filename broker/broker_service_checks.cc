@@ -11,44 +11,16 @@
 #include "broker/launcher_health.h"
 #include "broker/spec_paths.h"
 #include "policy/egress/allowlist.h"
+#include "policy/plan/create_guard_rules.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/launch_plan.h"
 #include "policy/plan/spec_validation.h"
-#include "policy/plan/trusted_names.h"
 #include "spdlog/spdlog.h"
 
 namespace ccsandbox::broker {
 namespace {
-
-// What every run of the session hands the launcher's create guard.
-std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
-                                                const policy::FilenamePolicyDecision& filenames,
-                                                const std::vector<std::string>& home_dirs,
-                                                const policy::DenyPaths& deny) {
-  if (!filenames.create_guard) return std::nullopt;
-  v1::CreateGuardPlan plan;
-  for (const std::string& pattern : filenames.create_guard_patterns) {
-    plan.add_deny_patterns(pattern);
-  }
-  for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
-  // A protected path that does not exist yet may not be created either; one with glob
-  // characters protects every new match of the glob and its literal name ("co*py") at creation
-  // (existing matches: the deny scan expands it). A glob written unnormalised names no path
-  // the guard could compare.
-  for (const std::string& path : spec.protected_paths()) {
-    if (CheckNormalizedAbsolute("protectedPaths", path).ok()) plan.add_protected_paths(path);
-  }
-  for (const std::string& home : home_dirs) {
-    for (const policy::TrustedName& name : policy::HomeTrustedPaths()) {
-      plan.add_protected_paths(absl::StrCat(home, "/", name.rule));
-    }
-  }
-  // What the bound repositories' git configs name (a core.hooksPath that git clean removed).
-  for (const std::string& path : deny.creation_denied) plan.add_protected_paths(path);
-  return plan;
-}
 
 // The spec, checked for the session's actual backend: its fields, its paths (a bind into the
 // control plane is refused) and its egress allowlist.
@@ -95,7 +67,8 @@ absl::StatusOr<BrokerService::SessionPolicy> BrokerService::DecideSessionPolicy(
       return pinned;
     }
   }
-  std::optional<v1::CreateGuardPlan> guard_plan = GuardPlanFor(spec, *filenames, home_dirs_, *deny);
+  std::optional<v1::CreateGuardPlan> guard_plan =
+      policy::GuardPlanFor(spec, *filenames, home_dirs_, *deny);
   return SessionPolicy{*std::move(filenames), *std::move(deny), std::move(guard_plan)};
 }
 

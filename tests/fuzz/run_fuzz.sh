@@ -22,7 +22,7 @@ root=$PWD
 
 # Source groups several targets share.
 egress='policy/egress/*.cc'
-plan='policy/plan/{workdir_visible,trusted_names,spec_validation,push_wiring,push_spec,plan_validation,path_spellings,launch_plan,input_limits,filename_policy,filename_patterns,egress_wiring,deny_sets,create_guard_plan,bwrap_argv}.cc policy/guardrails/guardrails.cc policy/mode.cc base/paths.cc launcher/shim_plan.cc launcher/shim/shim_args.cc'
+plan='policy/plan/{create_guard_rules,workdir_visible,trusted_names,spec_validation,push_wiring,push_spec,plan_validation,path_spellings,launch_plan,input_limits,filename_policy,filename_patterns,egress_wiring,deny_sets,create_guard_plan,bwrap_argv}.cc policy/guardrails/guardrails.cc policy/mode.cc base/paths.cc launcher/shim_plan.cc launcher/shim/shim_args.cc'
 
 # target | sources besides tests/fuzz/<target>.cc (globs and {a,b}; *_test.cc never match) |
 # libs: absl, proto (the generated messages and libprotobuf), any other NAME is -lNAME | -max_len

@@ -24,6 +24,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "policy/egress/allowlist.h"
+#include "policy/plan/create_guard_rules.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_patterns.h"
 #include "policy/plan/filename_policy.h"
@@ -111,21 +112,6 @@ absl::Status CheckLaunchSpec(const v1::SandboxSpec& spec, v1::SandboxBackend bac
   return policy::ValidateEgressAllowlist(spec.egress_allowlist());
 }
 
-// broker_service_checks.cc GuardPlanFor, without home directories or git-config findings.
-std::optional<v1::CreateGuardPlan> GuardPlanFor(const v1::SandboxSpec& spec,
-                                                const policy::FilenamePolicyDecision& filenames) {
-  if (!filenames.create_guard) return std::nullopt;
-  v1::CreateGuardPlan plan;
-  for (const std::string& pattern : filenames.create_guard_patterns) {
-    plan.add_deny_patterns(pattern);
-  }
-  for (const std::string& rule : spec.deny_write_names()) plan.add_trusted_names(rule);
-  for (const std::string& path : spec.protected_paths()) {
-    if (CheckNormalizedAbsolute("protectedPaths", path).ok()) plan.add_protected_paths(path);
-  }
-  return plan;
-}
-
 void Session(const v1::SandboxSpec& spec, v1::SandboxBackend backend, const v1::ExecRequest& exec) {
   if (absl::Status s = CheckLaunchSpec(spec, backend); !s.ok()) {
     CheckRefusal(s);
@@ -135,7 +121,8 @@ void Session(const v1::SandboxSpec& spec, v1::SandboxBackend backend, const v1::
       policy::DecideFilenamePolicy(spec, backend, /*create_time_enforcement=*/true);
   FUZZ_CHECK(filenames.ok());
   std::optional<v1::CreateGuardPlan> guard;
-  if (backend == v1::SANDBOX_BACKEND_NATIVE) guard = GuardPlanFor(spec, *filenames);
+  // As the broker does, without home directories or git-config findings (no file system here).
+  if (backend == v1::SANDBOX_BACKEND_NATIVE) guard = policy::GuardPlanFor(spec, *filenames, {}, {});
 
   if (absl::Status s = policy::CheckExecLimits(exec); !s.ok()) {
     CheckRefusal(s);
