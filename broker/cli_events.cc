@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
+#include "broker/cli_json.h"
 
 namespace ccsandbox::broker {
 
@@ -29,13 +29,6 @@ std::string StderrNoticeFor(const v1::SandboxEvent& event) {
   return "";
 }
 
-std::string EventJson(const v1::SandboxEvent& event) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(event, &json, options);
-  return json;
-}
+std::string EventJson(const v1::SandboxEvent& event) { return JsonLine(event); }
 
 }  // namespace ccsandbox::broker

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broker/cli_exit.h"
+#include "broker/cli_json.h"
 #include "broker/cli_session.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -41,14 +41,7 @@ std::string FormatRenderPlan(const v1::RenderPlanResponse& plan) {
   return out;
 }
 
-std::string RenderPlanJson(const v1::RenderPlanResponse& plan) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(plan, &json, options);
-  return json;
-}
+std::string RenderPlanJson(const v1::RenderPlanResponse& plan) { return JsonLine(plan); }
 
 int RunPlan(v1::SandboxBroker::Stub& stub, const LaunchFlags& flags, const std::string& platform,
             const std::vector<std::string>& argv, bool json) {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "broker/cli_exit.h"
-#include "google/protobuf/util/json_util.h"
+#include "broker/cli_json.h"
 #include "proto/policy.grpc.pb.h"
 
 namespace ccsandbox::broker {
@@ -80,14 +80,7 @@ std::string FormatCommandDecision(const v1::CommandDecision& decision) {
   return out;
 }
 
-std::string CommandDecisionJson(const v1::CommandDecision& decision) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(decision, &json, options);
-  return json;
-}
+std::string CommandDecisionJson(const v1::CommandDecision& decision) { return JsonLine(decision); }
 
 int RunPolicyCheck(const std::shared_ptr<grpc::Channel>& channel,
                    const std::vector<std::string>& words, const std::string& mode, bool json) {

@@ -10,20 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "broker/cli_exit.h"
-#include "google/protobuf/util/json_util.h"
+#include "broker/cli_json.h"
 #include "policy/plan/input_limits.h"
 
 namespace ccsandbox::broker {
 namespace {
-
-std::string Json(const google::protobuf::Message& message) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json;
-}
 
 // The failure of a call about `session_id`: NOT_FOUND names the session, the rest say why.
 int FailCall(const std::string& what, const grpc::Status& status, const std::string& session_id) {
@@ -156,13 +147,13 @@ std::string FormatSessionHandle(const v1::SandboxHandle& handle) {
                                                                 handle.details().fields().end());
     for (const auto& [key, value] : sorted) {
       absl::StrAppend(&out, "  ", key, ": ",
-                      value.has_string_value() ? value.string_value() : Json(value), "\n");
+                      value.has_string_value() ? value.string_value() : JsonLine(value), "\n");
     }
   }
   return out;
 }
 
-std::string HandleJson(const v1::SandboxHandle& handle) { return Json(handle); }
+std::string HandleJson(const v1::SandboxHandle& handle) { return JsonLine(handle); }
 
 std::string NoSessionMessage(const std::string& session_id) {
   return absl::StrCat("no session ", policy::QuoteInput(session_id),
