@@ -566,6 +566,37 @@ TEST_P(BoundaryTest, NothingTheHostRunsOrTrustsCanBePlanted) {
   EXPECT_EQ(ReadFile(work_ + "/src/lib/a.c"), "y\n");
 }
 
+// A read-only bind inside a writable repository's .git: the pin that keeps .git/hooks in place
+// binds .git again, and must not leave the nested read-only bind hidden under a writable copy —
+// however the bind is spelled (through a symlink too), and however the agent moves things.
+TEST_P(BoundaryTest, AReadOnlyBindNestedUnderAPinnedDirectoryStaysReadOnly) {
+  ProgramResult made =
+      RunProgram({"bash", "-c",
+                  absl::StrCat("set -e; cd ", work_,
+                               "; git init -q repo; mkdir -p repo/.git/vendor; echo orig > "
+                               "repo/.git/vendor/f; ln -s repo/.git/vendor vlink")});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  GiveToCaller(work_);
+  for (const std::string& spelled : {work_ + "/repo/.git/vendor", work_ + "/vlink"}) {
+    const std::string spec =
+        absl::StrCat(R"({"sessionId": "b1", "bindMounts": [{"hostPath": ")", work_,
+                     R"("}, {"hostPath": ")", spelled, R"(", "readOnly": true}]})");
+    // Written to, added to, replaced by a rename of its parent, moved away (across mounts mv
+    // copies and then fails to remove the original).
+    ProgramResult r =
+        Run("echo x > repo/.git/vendor/f; echo y > repo/.git/vendor/new;"
+            " echo z > repo/.git/hooks/pre-commit; mv repo/.git repo/.git2;"
+            " mv repo/.git/vendor moved; echo done",
+            spec);
+    EXPECT_EQ(JsonStdout(r.out), "done\n") << spelled << "\n" << r.out << r.err;
+    EXPECT_EQ(ReadFile(work_ + "/repo/.git/vendor/f"), "orig\n") << spelled << "\n" << r.out;
+    EXPECT_FALSE(Exists(work_ + "/repo/.git/vendor/new")) << spelled;
+    EXPECT_FALSE(Exists(work_ + "/repo/.git/hooks/pre-commit")) << spelled;
+    EXPECT_FALSE(Exists(work_ + "/repo/.git2")) << spelled;
+    RunProgram({"rm", "-rf", work_ + "/moved"});
+  }
+}
+
 // Red-team findings: a bare-repository-shaped directory, a protected path that does not exist
 // yet, and the launcher's own programs.
 TEST_P(BoundaryTest, BareRepositoriesMissingProtectedPathsAndTheLaunchersProgramsAreOutOfReach) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/paths.h"
 #include "policy/plan/egress_wiring.h"
 #include "policy/plan/push_wiring.h"
@@ -53,6 +54,34 @@ bool ThroughSymlink(const std::string& path, const HostView& host) {
     if (host.KindOf(a) == HostView::Kind::kSymlink) return true;
   }
   return false;
+}
+
+// Where `path` lands once every symlink in it is followed, as bwrap follows them when it mounts
+// onto a destination; the path as written when a link cannot be read or the chain is too long.
+std::string LandsAt(const std::string& path, const HostView& host) {
+  std::vector<std::string> pending = absl::StrSplit(path, '/', absl::SkipEmpty());
+  std::reverse(pending.begin(), pending.end());
+  std::string cur = "/";
+  for (int links = 0; !pending.empty();) {
+    const std::string comp = std::move(pending.back());
+    pending.pop_back();
+    if (comp == ".") continue;
+    if (comp == "..") {
+      cur = ParentPath(cur);
+      continue;
+    }
+    const std::string candidate = cur == "/" ? "/" + comp : cur + "/" + comp;
+    if (host.KindOf(candidate) != HostView::Kind::kSymlink) {
+      cur = candidate;
+      continue;
+    }
+    const std::string target = host.LinkTarget(candidate);
+    if (target.empty() || ++links > 40) return path;
+    if (target[0] == '/') cur = "/";
+    std::vector<std::string> parts = absl::StrSplit(target, '/', absl::SkipEmpty());
+    pending.insert(pending.end(), parts.rbegin(), parts.rend());
+  }
+  return cur;
 }
 
 // Where bwrap reads a host path under the plan's mounts from: the same path below the staged
@@ -227,7 +256,9 @@ absl::Status DenyWriteAndPins(Rendering& r) {
       // below it — a read-only bind inside it would turn writable. Those are bound again on top.
       for (int i = 0; i < r.plan.mounts_size(); ++i) {
         const v1::PlanMount& nested = r.plan.mounts(i);
-        if (nested.guest_path() == *it || !IsUnderOrEqual(nested.guest_path(), *it)) continue;
+        // Compared where the mount lands: a bind spelled through a symlink is below it too.
+        const std::string lands = LandsAt(nested.guest_path(), r.host);
+        if (lands == *it || !IsUnderOrEqual(lands, *it)) continue;
         args.insert(args.end(), {nested.read_only() ? "--ro-bind" : "--bind", r.source.Mount(i),
                                  nested.guest_path()});
       }

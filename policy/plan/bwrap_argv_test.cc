@@ -11,6 +11,7 @@ namespace ccsandbox::policy {
 namespace {
 
 using Kind = HostView::Kind;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -287,6 +288,23 @@ TEST(RenderBwrapArgv, DenySetsTable) {
     std::vector<std::string> got = MountOps(plan, host);
     EXPECT_EQ(got, c.want) << c.name << "\n  got: " << absl::StrJoin(got, " ");
   }
+}
+
+// The nested bind spelled through a symlink lands below the pin too (bwrap follows the link
+// when it mounts): it is compared where it lands, and bound again after the pin.
+TEST(RenderBwrapArgv, ANestedBindSpelledThroughASymlinkIsBoundAgainAfterThePin) {
+  FakeHost host;
+  host.kinds = {{"/w/a", Kind::kDirectory},
+                {"/w/vlink", Kind::kSymlink},
+                {"/w/a/vendor", Kind::kDirectory},
+                {"/w/a/.bashrc", Kind::kFile}};
+  host.links = {{"/w/vlink", "a/vendor"}};
+  v1::LaunchPlan plan = Plan({{"/w", false}, {"/w/vlink", true}});
+  plan.add_deny_write_paths("/w/a/.bashrc");
+  EXPECT_THAT(MountOps(plan, host),
+              ElementsAre("--bind", "/w", "/w", "--ro-bind", "/w/vlink", "/w/vlink", "--bind",
+                          "/w/a", "/w/a", "--ro-bind", "/w/vlink", "/w/vlink", "--ro-bind",
+                          "/w/a/.bashrc", "/w/a/.bashrc"));
 }
 
 TEST(RenderBwrapArgv, EgressBindsTheProxySocketsAndWrapsTheCommandInTheShim) {
