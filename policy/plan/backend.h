@@ -21,6 +21,9 @@ absl::string_view BackendName(v1::SandboxBackend backend);
 struct HostSandbox {
   bool sandbox_enabled = true;  // false with --sandbox=off
   v1::ProbeResult probe;
+  // The microVM runtime (hypervisor, guest kernel and image, and a boot that really worked):
+  // available, or the note naming the part that is missing.
+  v1::ProbeResult microvm;
 };
 
 struct BackendChoice {
@@ -36,6 +39,16 @@ struct BackendChoice {
 // stored-value fallback to none.
 absl::StatusOr<BackendChoice> SelectBackend(absl::string_view requested_name,
                                             const HostSandbox& host);
+
+// Resolves a terminal's backend (spec: "Server-hosted terminal"). An empty request takes
+// `default_name` (the broker's configured terminal default; empty = "none", the spec's
+// default: the host shell, reported as none). An explicit request never downgrades: native
+// or microvm that the host cannot honour is FAILED_PRECONDITION. Only an unspecified
+// default of microvm degrades, to native, saying so in the note; a default that can be
+// honoured by neither is FAILED_PRECONDITION too (never the host shell in its place).
+absl::StatusOr<BackendChoice> SelectTerminalBackend(absl::string_view requested_name,
+                                                    absl::string_view default_name,
+                                                    const HostSandbox& host);
 
 }  // namespace ccsandbox::policy
 

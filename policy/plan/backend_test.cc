@@ -65,5 +65,61 @@ TEST(SelectBackend, ExplicitRequestsNeverDowngrade) {
   EXPECT_EQ(none->actual, v1::SANDBOX_BACKEND_NONE);
 }
 
+// One row per (request, configured default, host) of the spec's terminal rule.
+struct TerminalCase {
+  const char* name;
+  const char* requested;
+  const char* default_name;
+  bool enabled, native, microvm;
+  absl::StatusCode code;
+  v1::SandboxBackend actual;
+  const char* note_has;  // in the note, or in the error message
+};
+
+class SelectTerminalBackendTable : public testing::TestWithParam<TerminalCase> {};
+
+TEST_P(SelectTerminalBackendTable, FollowsTheTerminalRule) {
+  const TerminalCase& c = GetParam();
+  HostSandbox host = Host(c.enabled, c.native);
+  host.microvm.set_available(c.microvm);
+  host.microvm.set_note(c.microvm ? "qemu microvm, tcg" : "no hypervisor configured");
+  absl::StatusOr<BackendChoice> choice = SelectTerminalBackend(c.requested, c.default_name, host);
+  ASSERT_EQ(choice.status().code(), c.code) << choice.status();
+  const std::string text = choice.ok() ? choice->note : std::string(choice.status().message());
+  EXPECT_NE(text.find(c.note_has), std::string::npos) << text;
+  if (choice.ok()) EXPECT_EQ(choice->actual, c.actual);
+}
+
+constexpr absl::StatusCode kOk = absl::StatusCode::kOk;
+constexpr absl::StatusCode kFailed = absl::StatusCode::kFailedPrecondition;
+INSTANTIATE_TEST_SUITE_P(
+    Spec, SelectTerminalBackendTable,
+    testing::Values(
+        TerminalCase{"DefaultIsTheHostShell", "", "", true, true, true, kOk,
+                     v1::SANDBOX_BACKEND_NONE, "terminal default"},
+        TerminalCase{"DefaultNoneEvenWithoutASandbox", "", "", false, false, false, kOk,
+                     v1::SANDBOX_BACKEND_NONE, "terminal default"},
+        TerminalCase{"ExplicitNative", "native", "", true, true, false, kOk,
+                     v1::SANDBOX_BACKEND_NATIVE, "native requested"},
+        TerminalCase{"ExplicitNativeUnavailableFails", "native", "", true, false, false, kFailed,
+                     v1::SANDBOX_BACKEND_NONE, "never shows a native label"},
+        TerminalCase{"ExplicitNativeSandboxOffFails", "native", "", false, true, false, kFailed,
+                     v1::SANDBOX_BACKEND_NONE, "--sandbox off"},
+        TerminalCase{"ExplicitMicrovmUnavailableFails", "microvm", "", true, true, false, kFailed,
+                     v1::SANDBOX_BACKEND_NONE, "no hypervisor configured"},
+        TerminalCase{"ExplicitMicrovmAvailable", "microvm", "", true, true, true, kOk,
+                     v1::SANDBOX_BACKEND_MICROVM, "qemu"},
+        TerminalCase{"DefaultMicrovmDegradesToNative", "", "microvm", true, true, false, kOk,
+                     v1::SANDBOX_BACKEND_NATIVE, "degraded to native"},
+        TerminalCase{"DefaultMicrovmNeverDegradesToTheHostShell", "", "microvm", true, false, false,
+                     kFailed, v1::SANDBOX_BACKEND_NONE, "degraded to native"},
+        TerminalCase{"ExplicitNoneOverridesADefault", "none", "native", true, true, false, kOk,
+                     v1::SANDBOX_BACKEND_NONE, "none requested explicitly"},
+        TerminalCase{"DefaultNative", "", "native", true, true, false, kOk,
+                     v1::SANDBOX_BACKEND_NATIVE, "native"},
+        TerminalCase{"UnknownNameIsBadInput", "vm", "", true, true, true,
+                     absl::StatusCode::kInvalidArgument, v1::SANDBOX_BACKEND_NONE, "'vm'"}),
+    [](const testing::TestParamInfo<TerminalCase>& info) { return info.param.name; });
+
 }  // namespace
 }  // namespace ccsandbox::policy
