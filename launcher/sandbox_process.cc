@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -42,7 +43,8 @@ constexpr const char* kSteps[] = {"setsid",
                                   "mount(stage tmpfs)",
                                   "create stage target",
                                   "move_mount",
-                                  "join cgroup"};
+                                  "join cgroup",
+                                  "ioctl(TIOCSCTTY)"};
 
 [[noreturn]] void ChildFail(int fd, int step) {
   ChildFailure failure{step, errno};
@@ -66,6 +68,7 @@ struct ChildPlan {
   pid_t parent = 0;
   int report_fd = -1;
   int in_fd = -1, out_fd = -1, err_fd = -1;
+  bool controlling_tty = false;  // stdin is a PTY slave to make the session's terminal
 };
 
 // In the child: a private mount namespace with the staged trees attached under a tmpfs.
@@ -112,6 +115,7 @@ void StageMountsInChild(const ChildPlan& plan) {
   if (dup2(plan.in_fd, 0) < 0 || dup2(plan.out_fd, 1) < 0 || dup2(plan.err_fd, 2) < 0) {
     ChildFail(fd, 1);
   }
+  if (plan.controlling_tty && ioctl(0, TIOCSCTTY, 0) != 0) ChildFail(fd, 15);
   if (plan.stage_dir != nullptr) StageMountsInChild(plan);
   if (plan.switch_identity) {
     const Identity& id = plan.identity;
@@ -156,8 +160,14 @@ std::optional<std::string> FindExecutable(const std::string& name, const std::st
 }
 
 absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const ProcessSpec& spec) {
-  absl::StatusOr<std::pair<UniqueFd, UniqueFd>> in = Pipe(), out = Pipe(), err = Pipe(),
-                                                report = Pipe();
+  const bool tty = spec.tty_fd >= 0;
+  // A terminal's stdio is its PTY: no pipes.
+  auto stdio_pipe = [tty]() -> absl::StatusOr<std::pair<UniqueFd, UniqueFd>> {
+    if (tty) return std::make_pair(UniqueFd(), UniqueFd());
+    return Pipe();
+  };
+  absl::StatusOr<std::pair<UniqueFd, UniqueFd>> in = stdio_pipe(), out = stdio_pipe(),
+                                                err = stdio_pipe(), report = Pipe();
   for (const auto* p : {&in, &out, &err, &report}) {
     if (!p->ok()) return p->status();
   }
@@ -182,9 +192,10 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
   for (const std::string& procs : spec.cgroup_procs) plan.cgroup_procs.push_back(procs.c_str());
   plan.parent = getpid();
   plan.report_fd = report_w.get();
-  plan.in_fd = in->first.get();
-  plan.out_fd = out->second.get();
-  plan.err_fd = err->second.get();
+  plan.in_fd = tty ? spec.tty_fd : in->first.get();
+  plan.out_fd = tty ? spec.tty_fd : out->second.get();
+  plan.err_fd = tty ? spec.tty_fd : err->second.get();
+  plan.controlling_tty = tty;
   // No signal handler may run in the child while it shares our memory.
   sigset_t all, saved;
   sigfillset(&all);
@@ -216,7 +227,7 @@ absl::StatusOr<std::unique_ptr<SandboxProcess>> SandboxProcess::Spawn(const Proc
   process->stdin_ = std::move(in_w);
   process->stdout_ = std::move(out_r);
   process->stderr_ = std::move(err_r);
-  fcntl(process->stdin_.get(), F_SETFL, O_NONBLOCK);
+  if (!tty) fcntl(process->stdin_.get(), F_SETFL, O_NONBLOCK);
   return process;
 }
 

@@ -48,6 +48,9 @@ struct ProcessSpec {
   std::vector<StagedMount> staged;
   // cgroup.procs files the child joins (writes "0" into) first, as the launcher.
   std::vector<std::string> cgroup_procs;
+  // >= 0: a PTY's slave, the child's stdin, stdout and stderr and its controlling terminal
+  // (a terminal's shell, for job control); no pipes are made and the stdio fds are -1.
+  int tty_fd = -1;
 };
 
 class SandboxProcess : public SupervisedProcess {

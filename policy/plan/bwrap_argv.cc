@@ -161,6 +161,8 @@ struct Rendering {
 absl::Status NamespacesAndBase(Rendering& r) {
   r.argv.push_back(r.config.bwrap_path);
   r.Op({"--unshare-all", "--die-with-parent", "--cap-drop", "ALL"});
+  // The terminal profile's open network (plan validation allows it on terminals only).
+  if (r.plan.open_network()) r.Op({"--share-net"});
   if (r.config.inside_root) r.Op({"--uid", "0", "--gid", "0"});
   if (r.config.seccomp_fd.has_value()) r.Op({"--seccomp", absl::StrCat(*r.config.seccomp_fd)});
   return absl::OkStatus();

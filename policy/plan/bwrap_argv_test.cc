@@ -367,6 +367,22 @@ TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// The terminal profile's open network: the host's network namespace, nothing else changes.
+TEST(RenderBwrapArgv, OpenNetworkSharesTheHostNetwork) {
+  FakeHost host;
+  host.kinds = {{"/w/tree", Kind::kDirectory}};
+  BwrapConfig config;
+  v1::LaunchPlan plan = Plan({{"/w/tree", false}});
+  absl::StatusOr<std::vector<std::string>> closed = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  EXPECT_THAT(absl::StrJoin(*closed, " "), Not(HasSubstr("--share-net")));
+  plan.set_open_network(true);
+  absl::StatusOr<std::vector<std::string>> open = RenderBwrapArgv(plan, config, host);
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_THAT(absl::StrJoin(*open, " "),
+              HasSubstr("--unshare-all --die-with-parent --cap-drop ALL --share-net "));
+}
+
 TEST(RenderBwrapArgv, RefusesNonNativePlans) {
   FakeHost host;
   v1::LaunchPlan plan;

@@ -34,6 +34,25 @@ absl::Status CheckStart(const v1::LaunchPlan& plan, const PlanLimits& limits) {
   return absl::OkStatus();
 }
 
+// The host's network is the terminal profile's (spec: "the network is open") and nobody
+// else's: a dispatch plan that asked for it would skip the egress allowlist.
+absl::Status CheckTerminal(const v1::LaunchPlan& plan, const PlanLimits& limits) {
+  if (!limits.terminal) {
+    if (plan.open_network()) {
+      return absl::InvalidArgumentError("openNetwork: only a terminal has the host's network");
+    }
+    return absl::OkStatus();
+  }
+  if (limits.sandbox_start || !plan.sandbox_id().empty()) {
+    return absl::InvalidArgumentError("sandboxId: a terminal runs in no warm sandbox");
+  }
+  if (plan.has_egress() || plan.has_create_guard()) {
+    return absl::InvalidArgumentError(
+        "egress, createGuard: a terminal's profile has neither (spec: the terminal profile)");
+  }
+  return absl::OkStatus();
+}
+
 // A run in a warm sandbox brings only its own fields: the sandbox's are fixed at its start.
 absl::Status CheckWarmRun(const v1::LaunchPlan& plan) {
   if (plan.sandbox_id().empty()) return absl::OkStatus();
@@ -179,6 +198,7 @@ absl::Status ValidatePlan(const v1::LaunchPlan& plan, const PlanLimits& limits) 
   if (absl::Status s = CheckPlanLimits(plan); !s.ok()) return s;
   if (absl::Status s = CheckStart(plan, limits); !s.ok()) return s;
   if (absl::Status s = CheckWarmRun(plan); !s.ok()) return s;
+  if (absl::Status s = CheckTerminal(plan, limits); !s.ok()) return s;
   if (absl::Status s = CheckMounts(plan, limits); !s.ok()) return s;
   if (absl::Status s = CheckDenyPaths(plan); !s.ok()) return s;
   if (absl::Status s = CheckEgress(plan, limits); !s.ok()) return s;

@@ -19,6 +19,9 @@ struct PlanLimits {
   // A run in a warm sandbox (sandbox_id): the mounts that sandbox started with (its workdir
   // must lie in one). Unset: none.
   const google::protobuf::RepeatedPtrField<v1::PlanMount>* sandbox_mounts = nullptr;
+  // A terminal's plan (the Terminal RPC): the only kind that may have the host's network
+  // (open_network), and it has no warm sandbox, egress or create guard.
+  bool terminal = false;
 };
 
 // CheckPlanLimits (input_limits.h: sizes, NUL, UTF-8) first; then INVALID_ARGUMENT naming the

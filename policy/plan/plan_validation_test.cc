@@ -153,5 +153,33 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
   }
 }
 
+// The host's network belongs to the terminal profile only: a dispatch plan (Run, a warm
+// sandbox's start) that asks for it is refused, and a terminal plan has no egress, create guard
+// or warm sandbox to go with it.
+TEST(ValidatePlan, OpenNetworkOnlyOnATerminal) {
+  v1::LaunchPlan plan = GoodPlan();
+  plan.set_open_network(true);
+  EXPECT_EQ(ValidatePlan(plan, kLimits).message().rfind("openNetwork", 0), 0u);
+  PlanLimits start = kLimits;
+  start.sandbox_start = true;
+  v1::LaunchPlan sandbox = plan;
+  sandbox.clear_argv();
+  EXPECT_EQ(ValidatePlan(sandbox, start).message().rfind("openNetwork", 0), 0u);
+
+  PlanLimits terminal = kLimits;
+  terminal.terminal = true;
+  EXPECT_TRUE(ValidatePlan(plan, terminal).ok()) << ValidatePlan(plan, terminal);
+  v1::LaunchPlan with_egress = plan;
+  with_egress.mutable_egress()->set_http_socket("/s/http.sock");
+  EXPECT_EQ(ValidatePlan(with_egress, terminal).message().rfind("egress", 0), 0u);
+  v1::LaunchPlan guarded = plan;
+  guarded.mutable_create_guard()->add_deny_patterns(".env");
+  EXPECT_EQ(ValidatePlan(guarded, terminal).message().rfind("egress, createGuard", 0), 0u);
+  v1::LaunchPlan warm = plan;
+  warm.clear_mounts();
+  warm.set_sandbox_id("s1");
+  EXPECT_FALSE(ValidatePlan(warm, terminal).ok());
+}
+
 }  // namespace
 }  // namespace ccsandbox::policy
