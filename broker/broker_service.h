@@ -64,6 +64,9 @@ struct BrokerConfig {
   workspace::Workspaces* workspaces = nullptr;
   // Counted when --metrics-listen asks; off (counting nothing) by default.
   BrokerMetrics metrics;
+  // A terminal's backend when its client names none (--terminal-default-backend): "" = none,
+  // the spec's default (the host shell).
+  std::string terminal_default_backend;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {
@@ -92,6 +95,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Launch's decisions for the request, started nowhere (broker_service_plan.cc).
   grpc::Status RenderPlan(grpc::ServerContext*, const v1::RenderPlanRequest* request,
                           v1::RenderPlanResponse* response) override;
+  // A hosted terminal (broker_service_terminal.cc).
+  grpc::Status Terminal(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::TerminalOutput, v1::TerminalInput>* stream) override;
 
   // Destroys every session before the broker stops: their runs end with a `killed` event
   // (reason stopped, detail `why`) on their Exec streams instead of a bare UNAVAILABLE.
@@ -182,6 +189,10 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);
+  // A terminal's launch plan from its open request (backend chosen), or why not.
+  absl::StatusOr<v1::LaunchPlan> PlanTerminal(const v1::TerminalOpen& open,
+                                              const policy::BackendChoice& choice,
+                                              const std::string& id);
   // The launcher's create guard, probing it again (briefly) while it has not answered.
   CreateGuardState CurrentCreateGuard();
   // Asks the launcher now (Probe is answered with the present, not the boot-time state).

@@ -24,7 +24,9 @@ std::string FlagUsage(absl::string_view name) {
 const std::vector<CliFlag>& CliFlags() {
   static const std::vector<CliFlag>* const flags = new std::vector<CliFlag>{
       {"backend", "NAME",
-       "run, session start, plan: none, native, docker or microvm (default: the host's)"},
+       "run, session start, plan: none, native, docker or microvm (default: the host's); term: "
+       "none (the host shell), native (the terminal profile) or microvm (default: the broker's "
+       "--terminal-default-backend, none unless configured)"},
       {"broker", "ADDR",
        "broker address: unix:PATH or a socket's path (default: $CCSANDBOX_BROKER, else the "
        "installed service's unix:/run/ccsandbox-broker/broker.sock)"},
@@ -46,7 +48,8 @@ const std::vector<CliFlag>& CliFlags() {
       {"timeout", "SECONDS", "run: kill the command after SECONDS (0 = never)"},
       {"workdir", "DIR",
        "run: working directory (default: the current one; with --session, the session's); "
-       "session start: the directory bound when there is no --spec (default: the current one)"},
+       "session start: the directory bound when there is no --spec (default: the current one); "
+       "term: the shell's working directory (default: the broker user's $HOME)"},
   };
   return *flags;
 }
@@ -80,6 +83,7 @@ const std::vector<CliForm>& CliForms() {
        {"spec", "platform", "backend", "no-filename-denies", "json"},
        {"spec"},
        "-- [CMD [ARGS...]]"},
+      {"term", {"backend", "workdir", "json"}, {}, "-- [CMD [ARGS...]]"},
   };
   return *forms;
 }

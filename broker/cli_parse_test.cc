@@ -163,9 +163,9 @@ TEST(ParseCommandLine, UsageErrorsExit125NamingTheProblem) {
     const char* error;  // the start of the message
   };
   const Case cases[] = {
-      {{}, "missing subcommand: probe, run, session, policy or plan (see sandboxctl --help)"},
+      {{}, "missing subcommand: probe, run, session, policy, plan or term (see sandboxctl --help)"},
       {{"frobnicate"},
-       "unknown subcommand 'frobnicate': expected probe, run, session, policy or plan"},
+       "unknown subcommand 'frobnicate': expected probe, run, session, policy, plan or term"},
       {{"--bogus", "probe"}, "probe: unknown flag '--bogus'"},
       {{"probe", "--bogus=1"}, "probe: unknown flag '--bogus=1' (see sandboxctl probe --help)"},
       {{"probe", "extra"}, "probe: unexpected argument 'extra' (it takes no arguments)"},

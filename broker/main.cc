@@ -64,6 +64,11 @@ ABSL_FLAG(std::string, sandbox, "",
           "on (default: wrap whenever the host offers a backend) or off; "
           "CC_SERVER_SANDBOX is read when the flag is not given");
 
+ABSL_FLAG(std::string, terminal_default_backend, "none",
+          "a terminal's backend when its client names none: none (the spec's default: the host "
+          "shell, reported as none), native (the fixed terminal profile) or microvm (degrades to "
+          "native, with a log line, where no microVM can boot)");
+
 ABSL_FLAG(std::string, data_dir, "",
           "where conversations' copy-on-write worktrees live (the SandboxWorkspace service; "
           "docs/workspaces.md): created 0700, locked while this broker runs, on a file system "
@@ -171,6 +176,13 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
   }
   config.host_env = HostEnvironment();
   config.host.sandbox_enabled = sandbox == "on";
+  config.terminal_default_backend = absl::GetFlag(FLAGS_terminal_default_backend);
+  if (config.terminal_default_backend != "none" && config.terminal_default_backend != "native" &&
+      config.terminal_default_backend != "microvm") {
+    return absl::InvalidArgumentError(absl::StrCat("--terminal-default-backend: '",
+                                                   config.terminal_default_backend,
+                                                   "' is none of none, native, microvm"));
+  }
   return setup;
 }
 

@@ -45,6 +45,7 @@
 #include "broker/cli_policy.h"
 #include "broker/cli_session.h"
 #include "broker/cli_signals.h"
+#include "broker/cli_term.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/input_limits.h"
@@ -239,6 +240,16 @@ constexpr Handler kHandlers[] = {
     {"plan",
      [](Broker& b, const CliCommand& c) {
        return RunPlan(*b.stub, LaunchFlagsOf(c), c.platform, c.operands, c.json);
+     }},
+    {"term",
+     [](Broker& b, const CliCommand& c) {
+       std::string workdir;
+       if (!c.workdir.empty()) {
+         absl::StatusOr<std::string> resolved = ResolveWorkdir(c.workdir);
+         if (!resolved.ok()) return Fail(std::string(resolved.status().message()));
+         workdir = *resolved;
+       }
+       return RunTerm(*b.stub, TermFlags{c.backend, workdir, c.operands});
      }},
 };
 

@@ -337,10 +337,11 @@ absl::StatusOr<int> LauncherService::OpenInitChannel(const v1::LaunchPlan& plan,
 }
 
 absl::StatusOr<ProcessSpec> LauncherService::AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds,
-                                                      bool warm) const {
+                                                      bool warm, bool terminal) const {
   policy::PlanLimits limits;
   if (!config_.socket_dir.empty()) limits.forbidden_dirs.push_back(config_.socket_dir);
   limits.sandbox_start = warm;
+  limits.terminal = terminal;
   absl::Status valid = policy::ValidatePlan(plan, limits);
   if (valid.ok() && plan.has_resources() && plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
     valid = absl::InvalidArgumentError(

@@ -74,6 +74,9 @@ class LauncherService final : public v1::SandboxLauncher::Service {
                             grpc::ServerWriter<v1::SandboxLifecycle>* writer) override;
   grpc::Status Freeze(grpc::ServerContext* context, const v1::FreezeRequest* request,
                       v1::FreezeResponse* response) override;
+  grpc::Status Terminal(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::TerminalOutput, v1::LauncherTerminalInput>* stream) override;
 
  private:
   // Descriptors a run's spawn needs, kept open until the process has started.
@@ -89,7 +92,9 @@ class LauncherService final : public v1::SandboxLauncher::Service {
   };
   // Validates the plan and builds its process; a refusal is logged. `warm`: the plan starts a
   // warm sandbox (no command; the shim is its init).
-  absl::StatusOr<ProcessSpec> AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds, bool warm) const;
+  // `terminal`: the plan is a terminal's (the Terminal RPC), the only kind with open_network.
+  absl::StatusOr<ProcessSpec> AdmitRun(const v1::LaunchPlan& plan, SpawnFds& fds, bool warm,
+                                       bool terminal = false) const;
   // The run's process: bwrap around the command (native), or the command itself (none).
   absl::StatusOr<ProcessSpec> BuildProcessSpec(const v1::LaunchPlan& plan, SpawnFds& fds,
                                                bool warm) const;

@@ -14,6 +14,7 @@ packages=(
   bubblewrap socat
   python3 python3-grpcio python3-protobuf
   curl git nodejs  # real clients the end-to-end tests drive inside the sandbox
+  tmux  # drives `sandboxctl term` as a person would (e2e_terminal_test)
   prometheus  # the real server e2e_metrics_test scrapes both daemons with
   lighttpd  # the tests' git smart-HTTP upstream (git-http-backend behind real auth)
   xfsprogs btrfs-progs  # the reflink volumes (XFS reflink=1, btrfs) the worktree tests mount

@@ -1,0 +1,203 @@
+// BrokerService's Terminal RPC (spec: "Server-hosted terminal"): the backend by the terminal's
+// own rule, the fixed terminal profile, and the PTY's bytes relayed between the client and the
+// launcher for as long as both calls last.
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "base/paths.h"
+#include "base/real_host_view.h"
+#include "broker/broker_service.h"
+#include "broker/deny_scan.h"
+#include "policy/plan/input_limits.h"
+#include "policy/plan/launch_plan.h"
+#include "policy/plan/terminal_profile.h"
+#include "proto/grpc_status.h"
+#include "spdlog/spdlog.h"
+
+namespace ccsandbox::broker {
+namespace {
+
+// How long a client has, once the shell's end was sent, to close its side of the call.
+constexpr absl::Duration kCloseGrace = absl::Seconds(5);
+
+absl::Status CheckDirectory(absl::string_view field, const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": ", path, " is not an existing directory"));
+  }
+  return absl::OkStatus();
+}
+
+std::string Lookup(const std::map<std::string, std::string>& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::LaunchPlan> BrokerService::PlanTerminal(const v1::TerminalOpen& open,
+                                                           const policy::BackendChoice& choice,
+                                                           const std::string& id) {
+  policy::TerminalInputs inputs;
+  inputs.backend = choice.actual;
+  inputs.run_id = id;
+  inputs.session_id = id;
+  inputs.home = Lookup(config_.host_env, "HOME");
+  if (absl::Status s = CheckNormalizedAbsolute("HOME (the broker's)", inputs.home); !s.ok()) {
+    return absl::FailedPreconditionError(s.message());
+  }
+  if (absl::Status s = CheckDirectory("HOME (the broker's)", inputs.home); !s.ok()) return s;
+  inputs.workdir = open.working_directory().empty() ? inputs.home : open.working_directory();
+  if (absl::Status s = CheckDirectory("workingDirectory", inputs.workdir); !s.ok()) return s;
+  inputs.argv.assign(open.argv().begin(), open.argv().end());
+  if (inputs.argv.empty()) {
+    const std::string shell = Lookup(config_.host_env, "SHELL");
+    inputs.argv.push_back(shell.empty() || shell[0] != '/' ? "/bin/bash" : shell);
+  }
+  inputs.term = open.term();
+  inputs.base_env = policy::DefaultEnvironment(choice.actual, config_.host_env);
+  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
+    // The secrets under $HOME in both spellings, and the system's (no tree is walked).
+    ScanRequest scan;
+    scan.home_dirs = {inputs.home};
+    absl::StatusOr<policy::DenyScan> found = ScanForDenyPaths(scan);
+    if (!found.ok()) return found.status();
+    found->secrets = policy::TerminalSecretPaths(inputs.home);
+    inputs.deny_read = policy::ResolveDenyPaths(*found, RealPathResolver()).read;
+    for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
+      if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
+    }
+    // A writable $HOME that holds the control plane would hand it to the shell: checked on
+    // what each path resolves to, not on its spelling.
+    for (const auto& [field, mount] :
+         {std::pair{"HOME", &inputs.home}, std::pair{"workingDirectory", &inputs.workdir}}) {
+      char resolved[PATH_MAX];
+      if (realpath(mount->c_str(), resolved) == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(field, ": ", *mount, " does not resolve"));
+      }
+      if (absl::Status s =
+              policy::CheckResolvedBind(field, *mount, resolved, config_.forbidden_dirs);
+          !s.ok()) {
+        return absl::FailedPreconditionError(s.message());
+      }
+    }
+  }
+  absl::StatusOr<v1::LaunchPlan> plan = policy::BuildTerminalPlan(inputs);
+  if (plan.ok()) {
+    if (absl::Status s = policy::CheckPlanLimits(*plan); !s.ok()) return s;
+  }
+  return plan;
+}
+
+grpc::Status BrokerService::Terminal(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::TerminalOutput, v1::TerminalInput>* stream) {
+  v1::TerminalInput first;
+  if (!stream->Read(&first)) return grpc::Status::CANCELLED;
+  if (!first.has_open()) {
+    return ToGrpc(absl::InvalidArgumentError("open: a terminal's first message is its open"));
+  }
+  const v1::TerminalOpen& open = first.open();
+  if (absl::Status valid = policy::CheckTerminalOpen(open); !valid.ok()) return ToGrpc(valid);
+  absl::StatusOr<policy::BackendChoice> choice =
+      policy::SelectTerminalBackend(open.backend(), config_.terminal_default_backend, config_.host);
+  if (!choice.ok()) {
+    spdlog::warn("terminal refused: {}", std::string(choice.status().message()));
+    return ToGrpc(choice.status());
+  }
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
+    return ToGrpc(absl::UnimplementedError(
+        "backend: the microVM runtime answered its probe, but terminals on it are not built "
+        "yet; never run on the host in its place"));
+  }
+  if (choice->requested == v1::SANDBOX_BACKEND_UNSPECIFIED &&
+      choice->actual == v1::SANDBOX_BACKEND_NATIVE &&
+      config_.terminal_default_backend == "microvm") {
+    spdlog::warn("terminal: {}", choice->note);  // the degraded default, said out loud
+  }
+  const std::string id = NextRunId("term");
+  absl::StatusOr<v1::LaunchPlan> plan = PlanTerminal(open, *choice, id);
+  if (!plan.ok()) {
+    spdlog::warn("terminal {} refused: {}", id, std::string(plan.status().message()));
+    return ToGrpc(plan.status());
+  }
+  if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) return reachable;
+
+  grpc::ClientContext call_context;
+  std::unique_ptr<grpc::ClientReaderWriterInterface<v1::LauncherTerminalInput, v1::TerminalOutput>>
+      call = launcher_.stub->Terminal(&call_context);
+  v1::LauncherTerminalInput start;
+  *start.mutable_start()->mutable_plan() = *plan;
+  *start.mutable_start()->mutable_size() = open.size();
+  if (!call->Write(start)) {
+    return ToGrpc(absl::UnavailableError(
+        absl::StrCat("the launcher at ", config_.launcher_address, " took no terminal")));
+  }
+  spdlog::info("terminal {} opening: backend {} ({}), workdir {}", id,
+               std::string(policy::BackendName(choice->actual)), choice->note, plan->workdir());
+
+  absl::Notification input_done;
+  std::thread input([&] {
+    v1::TerminalInput in;
+    while (stream->Read(&in)) {
+      v1::LauncherTerminalInput forward;
+      switch (in.input_case()) {
+        case v1::TerminalInput::kData:
+          forward.set_data(in.data());
+          break;
+        case v1::TerminalInput::kResize:
+          *forward.mutable_resize() = in.resize();
+          break;
+        case v1::TerminalInput::kSignal:
+          forward.set_signal(in.signal());
+          break;
+        default:
+          continue;  // a second open means nothing
+      }
+      if (!call->Write(forward)) break;
+    }
+    // The client is gone or done: the launcher hangs the terminal up.
+    call->WritesDone();
+    input_done.Notify();
+  });
+  absl::Cleanup join = [&] {
+    if (!input_done.WaitForNotificationWithTimeout(kCloseGrace)) context->TryCancel();
+    input.join();
+  };
+
+  bool opened = false;
+  v1::TerminalOutput out;
+  while (call->Read(&out)) {
+    if (out.has_opened()) {
+      opened = true;
+      v1::SandboxHandle* handle = out.mutable_opened();
+      handle->set_session_id(id);
+      handle->set_requested_backend(choice->requested);
+      handle->set_backend(choice->actual);  // the truth, never what was asked for
+      (*handle->mutable_details()->mutable_fields())["backendNote"].set_string_value(choice->note);
+    }
+    if (out.has_ended()) {
+      out.mutable_ended()->set_session_id(id);
+      out.mutable_ended()->set_backend(choice->actual);
+    }
+    if (!stream->Write(out)) {
+      call_context.TryCancel();  // the client stopped taking output: end the terminal
+      break;
+    }
+  }
+  const grpc::Status status = call->Finish();
+  spdlog::info("terminal {} closed: {}", id,
+               status.ok() ? std::string("ok") : status.error_message());
+  if (!opened && !status.ok()) return status;
+  return grpc::Status::OK;
+}
+
+}  // namespace ccsandbox::broker

@@ -1,0 +1,233 @@
+// Hosted terminals against the real daemons (spec: "Server-hosted terminal"). tmux drives
+// `sandboxctl term` as a person would: keys in (send-keys), the screen out (capture-pane).
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/unique_fd.h"
+#include "gtest/gtest.h"
+#include "tests/daemon_fixture.h"
+#include "tests/poll_until.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+constexpr char kSecret[] = "SECRET-KEY-MATERIAL";
+
+// A terminal on the screen of a private tmux server (its own socket: no other tmux is touched).
+class Screen {
+ public:
+  // `name`: each screen its own tmux server (a killed one may still be going away).
+  Screen(const std::string& dir, const std::string& name)
+      : socket_(absl::StrCat(dir, "/tmux-", name, ".sock")) {
+    // A plain outer shell with a known prompt, in a 100x30 window without a status line.
+    Tmux({"-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30",
+          "env PS1='outer$ ' TERM=xterm-256color bash --norc --noprofile"});
+    Tmux({"set-option", "-g", "status", "off"});
+  }
+  ~Screen() { Tmux({"kill-server"}); }
+
+  ProgramResult Tmux(std::vector<std::string> args) {
+    args.insert(args.begin(), {"tmux", "-S", socket_});
+    return RunProgram(args);
+  }
+  void Type(const std::string& text) {
+    Tmux({"send-keys", "-t", "t", "-l", text});
+    Tmux({"send-keys", "-t", "t", "Enter"});
+  }
+  void Key(const std::string& key) { Tmux({"send-keys", "-t", "t", key}); }
+  std::string Contents() { return Tmux({"capture-pane", "-p", "-t", "t", "-S", "-300"}).out; }
+  ::testing::AssertionResult Shows(const std::string& text) {
+    ::testing::AssertionResult seen =
+        PollUntil([&] { return absl::StrContains(Contents(), text); }, absl::Seconds(30),
+                  absl::StrCat("the screen to show '", text, "'"));
+    if (!seen) seen << "\nscreen:\n" << Contents();
+    return seen;
+  }
+
+ private:
+  std::string socket_;
+};
+
+class TerminalTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    char home_template[] = "/tmp/ccs-term-home-XXXXXX";
+    ASSERT_NE(mkdtemp(home_template), nullptr);
+    home_ = home_template;
+    std::filesystem::create_directories(home_ + "/.ssh");
+    std::ofstream(home_ + "/.ssh/id_ed25519") << kSecret << "\n";
+    std::ofstream(home_ + "/.bashrc") << "PS1='term-prompt$ '\n";
+    std::filesystem::permissions(home_, std::filesystem::perms(0755));
+    DaemonOptions options;
+    options.unprivileged_broker = GetParam();
+    options.broker_env = {"HOME=" + home_, "SHELL=/bin/bash"};
+    absl::StatusOr<std::unique_ptr<Daemons>> daemons = Daemons::Start(options);
+    ASSERT_TRUE(daemons.ok()) << daemons.status();
+    daemons_ = *std::move(daemons);
+    daemons_->GiveToCaller(home_);
+    work_ = daemons_->MakeWorkdir();
+  }
+  void TearDown() override {
+    daemons_.reset();
+    std::filesystem::remove_all(home_);
+  }
+
+  // The command line a person types to open a terminal.
+  std::string TermCommand(const std::string& flags) {
+    return absl::StrCat(Runfile("broker/sandboxctl"), " --broker=", daemons_->broker_address(),
+                        " term ", flags);
+  }
+
+  std::string home_, work_;
+  std::unique_ptr<Daemons> daemons_;
+};
+
+// Everything a person does in a native terminal, on a real screen.
+TEST_P(TerminalTest, ANativeTerminalAsAPersonUsesIt) {
+  Screen screen(daemons_->dir(), "person");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type("stty -g > " + work_ + "/../tty.before");
+  screen.Type(TermCommand("--backend=native --workdir=" + work_));
+  ASSERT_TRUE(screen.Shows("backend native"));
+  ASSERT_TRUE(screen.Shows("term-prompt$"));  // the user's own rc, from the writable $HOME
+
+  screen.Type("echo out-$((6*7)) in $(pwd)");
+  EXPECT_TRUE(screen.Shows("out-42 in " + work_));
+
+  // The secrets of $HOME are not there to read; the denial shows on the screen.
+  screen.Type("cat ~/.ssh/id_ed25519; echo read-rc-$?");
+  EXPECT_TRUE(screen.Shows("read-rc-1"));
+  EXPECT_TRUE(screen.Shows("No such file or directory"));
+  EXPECT_FALSE(absl::StrContains(screen.Contents(), kSecret));
+
+  // $HOME and the working directory are writable.
+  screen.Type("echo made > ~/made-in-term && echo made > made-in-work && echo wrote-$((1+1))");
+  EXPECT_TRUE(screen.Shows("wrote-2"));
+  EXPECT_EQ(ReadFile(home_ + "/made-in-term"), "made\n");
+  EXPECT_EQ(ReadFile(work_ + "/made-in-work"), "made\n");
+
+  // A resized window reaches the shell.
+  screen.Tmux({"resize-window", "-t", "t", "-x", "120", "-y", "40"});
+  screen.Type("echo size-$(stty size | tr ' ' x)");
+  EXPECT_TRUE(screen.Shows("size-40x120"));
+
+  // Ctrl-C interrupts the foreground job, and the terminal goes on.
+  screen.Type("sleep 1001; echo after-sleep-$((2+3))");
+  ASSERT_TRUE(WaitForProcessMatching("sleep 1001", 30));
+  screen.Key("C-c");
+  EXPECT_TRUE(WaitNoProcessMatches("sleep 1001", 30));
+  screen.Type("echo alive-$((3+4))");
+  EXPECT_TRUE(screen.Shows("alive-7"));
+  EXPECT_FALSE(absl::StrContains(screen.Contents(), "after-sleep-5"));
+
+  // exit ends it, sandboxctl exits with the shell's code, and the terminal is as it was.
+  screen.Type("exit 7");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type("echo term-rc-$?");
+  EXPECT_TRUE(screen.Shows("term-rc-7"));
+  screen.Type("stty -g > " + work_ + "/../tty.after; cmp -s " + work_ + "/../tty.before " + work_ +
+              "/../tty.after && echo restored-$((4+4))");
+  EXPECT_TRUE(screen.Shows("restored-8"));
+}
+
+// The default is the host shell, and it says so: the secret is readable there.
+TEST_P(TerminalTest, TheDefaultIsTheHostShellAndSaysSo) {
+  Screen screen(daemons_->dir(), "default");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type(TermCommand("--workdir=" + work_));
+  ASSERT_TRUE(screen.Shows("backend none (the host shell, NOT sandboxed)"));
+  ASSERT_TRUE(screen.Shows("term-prompt$"));
+  screen.Type("cat ~/.ssh/id_ed25519");
+  EXPECT_TRUE(screen.Shows(kSecret));
+  screen.Type("exit");
+  EXPECT_TRUE(screen.Shows("outer$"));
+}
+
+// A client that goes away ends the terminal and everything it started.
+TEST_P(TerminalTest, AVanishedClientLeavesNothingRunning) {
+  for (const std::string backend : {"native", "none"}) {
+    SCOPED_TRACE(backend);
+    Screen screen(daemons_->dir(), backend);
+    ASSERT_TRUE(screen.Shows("outer$"));
+    screen.Type(TermCommand("--backend=" + backend + " --workdir=" + work_));
+    ASSERT_TRUE(screen.Shows("term-prompt$"));
+    screen.Type("sleep 1002 & sleep 1003");
+    ASSERT_TRUE(WaitForProcessMatching("sleep 1002", 30));
+    ASSERT_TRUE(WaitForProcessMatching("sleep 1003", 30));
+    RunProgram({"pkill", "-KILL", "-f", "sandboxctl --broker=" + daemons_->broker_address()});
+    EXPECT_TRUE(WaitNoProcessMatches("sleep 1002", 30));
+    EXPECT_TRUE(WaitNoProcessMatches("sleep 1003", 30));
+  }
+}
+
+// The terminal profile's network is open (the host's), and it is still never host root: kernel
+// tunables read-only, no launcher or broker socket in sight.
+TEST_P(TerminalTest, NativeHasTheNetworkButNotTheHost) {
+  UniqueFd listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener.get(), 4), 0);
+  socklen_t length = sizeof(address);
+  getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length);
+  const int port = ntohs(address.sin_port);
+  std::string received;
+  std::thread accept_one([&] {
+    UniqueFd peer(accept(listener.get(), nullptr, nullptr));
+    char buffer[64];
+    const ssize_t n = read(peer.get(), buffer, sizeof(buffer));
+    if (n > 0) received.assign(buffer, static_cast<size_t>(n));
+  });
+  const std::string script = absl::StrCat(
+      "echo hello-net > /dev/tcp/127.0.0.1/", port, " && echo net-ok\n",
+      "echo 1 > /proc/sys/kernel/core_pattern 2>/dev/null || echo sysctl-refused\n", "ls ",
+      daemons_->dir(), " >/dev/null 2>&1 || echo control-plane-hidden\n", "test -e ",
+      daemons_->launcher_socket(), " || echo no-launcher-socket\n", "exit 0\n");
+  ProgramResult run =
+      RunProgram({Runfile("broker/sandboxctl"), "--broker=" + daemons_->broker_address(), "term",
+                  "--backend=native", "--workdir=" + work_},
+                 std::nullopt, script);
+  accept_one.join();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(received, "hello-net\n");
+  for (const char* line :
+       {"net-ok", "sysctl-refused", "control-plane-hidden", "no-launcher-socket"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, line)) << line << "\n" << run.out;
+  }
+}
+
+// What cannot be honoured fails loudly, naming why; nothing runs on the host in its place.
+TEST_P(TerminalTest, RefusalsAreLoudAndExit125) {
+  struct Case {
+    std::vector<std::string> flags;
+    const char* says;
+  };
+  const Case cases[] = {
+      {{"--backend=microvm"}, "microvm"},
+      {{"--backend=vm"}, "unknown terminal backend name 'vm'"},
+      {{"--backend=native", "--workdir=/nonexistent-dir"}, "/nonexistent-dir"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"term"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    ProgramResult run = daemons_->Sandboxctl(args);
+    EXPECT_EQ(run.exit_code, 125) << c.says;
+    EXPECT_TRUE(absl::StrContains(run.err, c.says)) << run.err;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Brokers, TerminalTest, ::testing::Bool(), BrokerIdentityName);
+
+}  // namespace
+}  // namespace ccsandbox::testing
