@@ -235,7 +235,10 @@ TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
 TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
   auto by_env = MustStart({.broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(by_env, nullptr);
-  EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, "agent sandbox DISABLED by --sandbox off\n");
+  EXPECT_EQ(by_env->Sandboxctl({"probe"}).out,
+            "agent sandbox DISABLED by --sandbox off\nmicroVM unavailable (not configured: no "
+            "hypervisor (--microvm-hypervisor), guest kernel (--microvm-kernel) or image "
+            "(--microvm-initrd) was given)\n");
   auto flag_wins = MustStart({.sandbox_flag = "on", .broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(flag_wins, nullptr);
   const std::string json = flag_wins->Sandboxctl({"probe", "--json"}).out;

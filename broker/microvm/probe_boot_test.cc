@@ -122,6 +122,25 @@ TEST(GatherMicrovmFacts, TcgOnlyBootsOnceWithTcg) {
   EXPECT_EQ(facts.kvm_problem, "");  // not asked
 }
 
+TEST(GatherMicrovmFacts, AutoFallsBackToTcgWhenTheKvmBootFails) {
+  MicrovmConfig config =
+      Config(Script("auto",
+                    "case \"$*\" in *'-accel kvm'*) echo 'KVM internal error'; exit 1;; esac\n"
+                    "echo CCSANDBOX_MICROVM_PROBE_OK; exec sleep 600"));
+  config.accel = "auto";
+  const MicrovmFacts facts = GatherMicrovmFacts(config);
+  ASSERT_FALSE(facts.boots.empty());
+  EXPECT_EQ(facts.boots.back().accel, "tcg");
+  EXPECT_TRUE(facts.boots.back().reached_marker) << facts.boots.back().failure;
+  if (facts.kvm_problem.empty()) {  // KVM can create a VM here: it was tried first
+    ASSERT_EQ(facts.boots.size(), 2u);
+    EXPECT_EQ(facts.boots[0].accel, "kvm");
+    EXPECT_EQ(facts.boots[0].output_line, "KVM internal error");
+  } else {
+    EXPECT_EQ(facts.boots.size(), 1u);
+  }
+}
+
 TEST(KvmProblem, EitherUsableOrSaysWhichStepFailed) {
   const std::string problem = KvmProblem();
   std::cout << "KVM on this host: " << (problem.empty() ? "usable" : problem) << std::endl;
