@@ -74,6 +74,7 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
   absl::StatusOr<policy::BackendChoice> dispatch = policy::SelectBackend("", config_.host);
   response->set_dispatch_backend(dispatch.ok() ? dispatch->actual : v1::SANDBOX_BACKEND_NONE);
   response->set_status_line(config_.status_line);
+  *response->mutable_microvm() = config_.host.microvm;
   if (config_.host.sandbox_enabled && config_.host.probe.available()) {
     const CreateGuardState guard = AskLauncherNow();
     response->set_filename_denies_enforced(guard.available);

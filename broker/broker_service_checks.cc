@@ -9,6 +9,7 @@
 #include "broker/broker_service.h"
 #include "broker/deny_scan.h"
 #include "broker/launcher_health.h"
+#include "broker/microvm/runtime.h"
 #include "broker/spec_paths.h"
 #include "policy/egress/allowlist.h"
 #include "policy/plan/create_guard_rules.h"
@@ -46,6 +47,14 @@ absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
   absl::StatusOr<policy::BackendChoice> choice =
       policy::SelectBackend(request.backend(), config_.host);
   if (!choice.ok()) return choice.status();
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
+    // Only the microVM runtime may start it; never a native or none session labelled microvm.
+    absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
+        microvm::MakeRuntime(config_.host.microvm)->Start(request.spec());
+    if (!guest.ok()) return guest.status();
+    (void)(*guest)->Stop(absl::ZeroDuration());
+    return absl::UnimplementedError("backend: microvm: the broker cannot run a microVM session");
+  }
   absl::StatusOr<v1::SandboxSpec> spec = WorkspaceSpec(request);
   if (!spec.ok()) return spec.status();
   if (absl::Status valid = CheckLaunchSpec(*spec, choice->actual, config_.forbidden_dirs);

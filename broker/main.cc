@@ -34,6 +34,7 @@
 #include "broker/launcher_health.h"
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
+#include "broker/microvm/probe_flags.h"
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
@@ -186,8 +187,8 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
   return setup;
 }
 
-// Probes the host once and logs the one boot line.
-void ProbeAndLogBootLine(BrokerConfig& config) {
+// Probes the host once and logs the one boot line (with `microvm_line` when not empty).
+void ProbeAndLogBootLine(BrokerConfig& config, const std::string& microvm_line) {
   const char* path_env = getenv("PATH");
   config.host.probe = policy::EvaluateProbe(GatherHostFacts(path_env ? path_env : ""));
   config.status_line = policy::BootLine(config.host.probe, config.host.sandbox_enabled);
@@ -205,6 +206,7 @@ void ProbeAndLogBootLine(BrokerConfig& config) {
         policy::FilenameEnforcementNote(config.create_guard.known, config.create_guard.available,
                                         config.create_guard.reason));
   }
+  if (!microvm_line.empty()) absl::StrAppend(&config.status_line, "; ", microvm_line);
   spdlog::info("{}", config.status_line);
 }
 
@@ -433,7 +435,10 @@ int Main(int argc, char** argv) {
   }
   metrics = *std::move(endpoint);
   config.metrics = BrokerMetrics(metrics.get());
-  ProbeAndLogBootLine(config);
+  absl::StatusOr<microvm::MicrovmProbe> microvm = microvm::ProbeMicrovmFromFlags();
+  if (!microvm.ok()) return CannotStart(microvm.status(), 2);
+  config.host.microvm = microvm->result;
+  ProbeAndLogBootLine(config, microvm->boot_line);
 
   absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver =
       EgressResolver(config.upstream_address);

@@ -80,6 +80,10 @@ int Probe(v1::SandboxBroker::Stub& stub, bool json) {
     if (!response.resource_limits_note().empty()) {
       std::cout << "resource limits: " << response.resource_limits_note() << std::endl;
     }
+    if (response.has_microvm()) {
+      std::cout << "microVM " << (response.microvm().available() ? "available (" : "unavailable (")
+                << response.microvm().note() << ")" << std::endl;
+    }
   }
   return 0;
 }

@@ -21,16 +21,30 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
   clang-format-14  # scripts/check-format.sh
   python3-yaml  # packaging/kubernetes's manifest test
+  qemu-system-x86 busybox-static  # the microVM probe boot (scripts/microvm-image.sh)
 )
 # npm installs examples/node's dependencies (scripts/test.sh). Debian's nodejs leaves it to the
 # npm package; NodeSource's nodejs bundles it (and conflicts with that package).
 command -v npm >/dev/null || packages+=(npm)
+
+# The microVM probe image (guest kernel from Debian's package, busybox initramfs) that
+# tests/e2e_microvm_test boots; built once, after the packages.
+microvm_image() {
+  local dir=/var/cache/ccsandbox/microvm
+  if [ -s "$dir/vmlinuz" ] && [ -s "$dir/probe-initrd.img" ]; then return 0; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: no microVM probe image; run as root: scripts/microvm-image.sh $dir" >&2
+    return 1
+  fi
+  "$(dirname "$0")/microvm-image.sh" "$dir"
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  microvm_image
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -53,3 +67,4 @@ if [ -d /run/systemd/system ]; then
     fi
   done
 fi
+microvm_image

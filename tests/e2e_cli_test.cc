@@ -206,11 +206,17 @@ TEST(SandboxctlRun, DenialsBecomeViolationEventsAndTheOutputIsUnchanged) {
       << json.out;
 }
 
+// `sandboxctl probe` of a broker with --sandbox off and no --microvm-* flag.
+constexpr char kProbeSandboxOff[] =
+    "agent sandbox DISABLED by --sandbox off\nmicroVM unavailable (not configured: no hypervisor "
+    "(--microvm-hypervisor), guest kernel (--microvm-kernel) or image (--microvm-initrd) was "
+    "given)\n";
+
 TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
   auto d = MustStart({.sandbox_flag = "off"});
   ASSERT_NE(d, nullptr);
   ProgramResult probe = d->Sandboxctl({"probe"});
-  EXPECT_EQ(probe.out, "agent sandbox DISABLED by --sandbox off\n");
+  EXPECT_EQ(probe.out, kProbeSandboxOff);
   const std::string work = d->MakeWorkdir();
   ProgramResult r = d->Sandboxctl({"run", "--", "sh", "-c", "ls -d /root"}, work);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -235,7 +241,7 @@ TEST(SandboxOff, RunsWithTheNoneBackendAndSaysSo) {
 TEST(SandboxOff, TheEnvironmentVariableWorksAndTheFlagWins) {
   auto by_env = MustStart({.broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(by_env, nullptr);
-  EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, "agent sandbox DISABLED by --sandbox off\n");
+  EXPECT_EQ(by_env->Sandboxctl({"probe"}).out, kProbeSandboxOff);
   auto flag_wins = MustStart({.sandbox_flag = "on", .broker_env = {"CC_SERVER_SANDBOX=off"}});
   ASSERT_NE(flag_wins, nullptr);
   const std::string json = flag_wins->Sandboxctl({"probe", "--json"}).out;

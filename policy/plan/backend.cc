@@ -93,7 +93,11 @@ absl::StatusOr<BackendChoice> SelectBackend(absl::string_view requested_name,
       return choice;
     default:
       // "I asked for a VM and it took my laptop" is the downgrade a sandbox cannot afford.
-      return MicrovmUnavailable(host);
+      if (!host.microvm.available()) return MicrovmUnavailable(host);
+      // The caller runs it on a microVM runtime or refuses; never as native or none.
+      choice.actual = v1::SANDBOX_BACKEND_MICROVM;
+      choice.note = host.microvm.note();
+      return choice;
   }
 }
 

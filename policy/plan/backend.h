@@ -36,7 +36,8 @@ struct BackendChoice {
 // default (native when the probe found one and the sandbox is on, else none). An explicit
 // request never silently downgrades: native/docker/microvm that the host cannot honour is
 // FAILED_PRECONDITION, and an unknown explicit name is INVALID_ARGUMENT rather than the
-// stored-value fallback to none.
+// stored-value fallback to none. microvm the host can boot comes back as microvm: the caller
+// must run it in a VM or refuse.
 absl::StatusOr<BackendChoice> SelectBackend(absl::string_view requested_name,
                                             const HostSandbox& host);
 

@@ -65,6 +65,23 @@ TEST(SelectBackend, ExplicitRequestsNeverDowngrade) {
   EXPECT_EQ(none->actual, v1::SANDBOX_BACKEND_NONE);
 }
 
+TEST(SelectBackend, ExplicitMicrovmNamesTheMissingPartOrStaysMicrovm) {
+  HostSandbox host = Host(true, true);
+  host.microvm.set_note("guest kernel /k: not found");
+  absl::StatusOr<BackendChoice> missing = SelectBackend("microvm", host);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.status().message().find("guest kernel /k: not found"), std::string::npos);
+
+  host.microvm.set_available(true);
+  host.microvm.set_note("probe boot reached its marker with tcg");
+  absl::StatusOr<BackendChoice> vm = SelectBackend("microvm", host);
+  ASSERT_TRUE(vm.ok());
+  EXPECT_EQ(vm->requested, v1::SANDBOX_BACKEND_MICROVM);
+  EXPECT_EQ(vm->actual, v1::SANDBOX_BACKEND_MICROVM);
+  // An unspecified request is command wrapping: never upgraded to a VM.
+  EXPECT_EQ(SelectBackend("", host)->actual, v1::SANDBOX_BACKEND_NATIVE);
+}
+
 // One row per (request, configured default, host) of the spec's terminal rule.
 struct TerminalCase {
   const char* name;
