@@ -457,6 +457,14 @@ int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signa
 
 grpc::Status BrokerService::Kill(grpc::ServerContext*, const v1::KillRequest* request,
                                  v1::KillResponse* response) {
+  if (terminals_.Contains(request->session_id())) {
+    const bool ended = EndTerminal(
+        request->session_id(), request->reason().empty()
+                                   ? std::string("killed by request")
+                                   : absl::StrCat("killed: ", policy::CutInput(request->reason())));
+    response->set_runs_signalled(ended ? 1 : 0);
+    return grpc::Status::OK;
+  }
   absl::StatusOr<std::vector<std::string>> runs = sessions_.Runs(request->session_id());
   if (!runs.ok()) return ToGrpc(runs.status());
   // The reason travels in every run's killed event and the logs: bounded, never refused (a Kill
@@ -472,6 +480,15 @@ void BrokerService::DestroyAllSessions(const std::string& why) {
   for (const v1::SandboxHandle& handle : sessions_.List()) {
     (void)DestroySession(handle.session_id(), why, why);
   }
+  for (const std::string& id : terminals_.Ids()) EndTerminal(id, why);
+}
+
+bool BrokerService::EndTerminal(const std::string& id, const std::string& why) {
+  if (!terminals_.Contains(id)) return false;
+  // The terminal's id is its run id at the launcher: the shell and its session get SIGKILL and
+  // the `ended` event says why.
+  if (SignalRuns({id}, SIGKILL, why) == 0) terminals_.HangUp(id);
+  return true;
 }
 
 absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::string& session_id,
@@ -491,6 +508,12 @@ absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::strin
 
 grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionRequest* request,
                                     v1::SandboxHandle* handle) {
+  if (std::optional<v1::SandboxHandle> terminal = terminals_.Get(request->session_id())) {
+    EndTerminal(request->session_id(), "destroyed by request");
+    *handle = *std::move(terminal);
+    handle->set_state(v1::SANDBOX_STATE_DESTROYED);
+    return grpc::Status::OK;
+  }
   absl::StatusOr<v1::SandboxHandle> destroyed = DestroySession(request->session_id(), "by request");
   if (!destroyed.ok()) return ToGrpc(destroyed.status());
   *handle = *std::move(destroyed);
@@ -500,7 +523,13 @@ grpc::Status BrokerService::Destroy(grpc::ServerContext*, const v1::SessionReque
 grpc::Status BrokerService::GetSession(grpc::ServerContext*, const v1::SessionRequest* request,
                                        v1::SandboxHandle* handle) {
   absl::StatusOr<v1::SandboxHandle> found = sessions_.Get(request->session_id());
-  if (!found.ok()) return ToGrpc(found.status());
+  if (!found.ok()) {
+    if (std::optional<v1::SandboxHandle> terminal = terminals_.Get(request->session_id())) {
+      *handle = *std::move(terminal);
+      return grpc::Status::OK;
+    }
+    return ToGrpc(found.status());
+  }
   *handle = *found;
   return grpc::Status::OK;
 }
@@ -508,6 +537,7 @@ grpc::Status BrokerService::GetSession(grpc::ServerContext*, const v1::SessionRe
 grpc::Status BrokerService::ListSessions(grpc::ServerContext*, const v1::ListSessionsRequest*,
                                          v1::ListSessionsResponse* response) {
   for (v1::SandboxHandle& handle : sessions_.List()) *response->add_sessions() = std::move(handle);
+  for (v1::SandboxHandle& handle : terminals_.List()) *response->add_sessions() = std::move(handle);
   return grpc::Status::OK;
 }
 

@@ -22,6 +22,7 @@
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
 #include "broker/session_table.h"
+#include "broker/terminal_table.h"
 #include "gateway/credentials.h"
 #include "grpcpp/grpcpp.h"
 #include "policy/plan/backend.h"
@@ -107,7 +108,7 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // The channel every launcher call goes over (the health watch asks it too).
   std::shared_ptr<grpc::ChannelInterface> launcher_channel() const { return launcher_.channel; }
 
-  // Every session now (what ListSessions answers).
+  // Every session now (what ListSessions answers, less the open terminals).
   std::vector<v1::SandboxHandle> Sessions() const { return sessions_.List(); }
 
   // The live sessions binding anything at, below or holding `dir` (a resolved path).
@@ -189,6 +190,9 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Asks the launcher to signal each run; returns how many it reached.
   int SignalRuns(const std::vector<std::string>& run_ids, int signal, const std::string& reason);
   std::string NextRunId(const std::string& session_id);
+  // Kills open terminal `id` (its shell and session) through the launcher, or hangs its call
+  // up when the launcher does not answer; false when no such terminal is open.
+  bool EndTerminal(const std::string& id, const std::string& why);
   // A terminal's launch plan from its open request (backend chosen), or why not.
   absl::StatusOr<v1::LaunchPlan> PlanTerminal(const v1::TerminalOpen& open,
                                               const policy::BackendChoice& choice,
@@ -203,7 +207,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   const BrokerConfig config_;
   const LauncherLink launcher_;
   SessionTable sessions_;
-  SandboxWatch sandboxes_;  // after sessions_ and launcher_: its threads use both until joined
+  TerminalTable terminals_;  // open terminals: listed, killed and destroyed like sessions
+  SandboxWatch sandboxes_;   // after sessions_ and launcher_: its threads use both until joined
   SessionEvents events_;
   SessionEgress egress_;  // after events_: its relay publishes there until it stops
   absl::Mutex create_guard_mu_;

@@ -1,0 +1,51 @@
+#include "broker/terminal_table.h"
+
+namespace ccsandbox::broker {
+
+TerminalTable::Entry TerminalTable::Add(const v1::SandboxHandle& handle,
+                                        std::function<void()> hang_up) {
+  absl::MutexLock lock(&mu_);
+  open_[handle.session_id()] = Open{handle, std::move(hang_up)};
+  return Entry(*this, handle.session_id());
+}
+
+void TerminalTable::Remove(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  open_.erase(id);
+}
+
+bool TerminalTable::Contains(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  return open_.count(id) > 0;
+}
+
+std::optional<v1::SandboxHandle> TerminalTable::Get(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = open_.find(id);
+  if (it == open_.end()) return std::nullopt;
+  return it->second.handle;
+}
+
+std::vector<v1::SandboxHandle> TerminalTable::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::SandboxHandle> handles;
+  for (const auto& [id, open] : open_) handles.push_back(open.handle);
+  return handles;
+}
+
+bool TerminalTable::HangUp(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = open_.find(id);
+  if (it == open_.end()) return false;
+  it->second.hang_up();
+  return true;
+}
+
+std::vector<std::string> TerminalTable::Ids() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> ids;
+  for (const auto& [id, open] : open_) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace ccsandbox::broker
