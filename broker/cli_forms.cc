@@ -80,6 +80,7 @@ const std::vector<CliForm>& CliForms() {
        {"spec", "platform", "backend", "no-filename-denies", "json"},
        {"spec"},
        "-- [CMD [ARGS...]]"},
+      {"doctor", {"json"}, {}, ""},
   };
   return *forms;
 }
