@@ -1,6 +1,7 @@
 #include "broker/cli_doctor.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -49,7 +50,11 @@ int RunDoctor(const std::string& address, bool json) {
   DoctorFacts facts;
   GatherHostDoctorFacts(getenv("PATH"), facts);
   facts.broker.address = address;
-  if (absl::StartsWith(address, "unix:") && access(address.substr(5).c_str(), F_OK) != 0) {
+  // The broker made its socket: its owner is the uid sandboxed commands run as.
+  struct stat socket {};
+  socket.st_uid = geteuid();
+  socket.st_gid = getegid();
+  if (absl::StartsWith(address, "unix:") && stat(address.substr(5).c_str(), &socket) != 0) {
     facts.broker.error = absl::StrCat("no broker at ", address, " (socket missing)");
   } else {
     grpc::ChannelArguments args;
@@ -58,7 +63,8 @@ int RunDoctor(const std::string& address, bool json) {
     std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(
         grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
     // The sessions are listed before the self-test adds its own.
-    if (AskBroker(*stub, facts)) facts.self_test = RunDoctorSelfTest(*stub);
+    if (AskBroker(*stub, facts))
+      facts.self_test = RunDoctorSelfTest(*stub, socket.st_uid, socket.st_gid);
   }
   const std::vector<DoctorCheck> checks = DoctorChecks(facts);
   std::cout << (json ? DoctorJson(checks) + "\n" : DoctorText(checks)) << std::flush;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -47,7 +48,7 @@ std::string Script(const SelfTestFacts& t, const std::string& control) {
 
 }  // namespace
 
-SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub) {
+SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid, gid_t broker_gid) {
   SelfTestFacts t;
   char dir[] = "/var/tmp/ccsandbox-doctor.XXXXXX";
   if (mkdtemp(dir) == nullptr) {
@@ -70,6 +71,17 @@ SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub) {
   t.denied_target = kSelfTestDeniedTarget;
   const std::string control = t.workdir + "/control.txt";
   std::ofstream(t.protected_file) << kProtectedText;
+  if (broker_uid != geteuid()) {
+    if (geteuid() == 0) {
+      (void)chown(dir, broker_uid, broker_gid);
+      (void)chown(t.protected_file.c_str(), broker_uid, broker_gid);
+    } else {
+      // Not ours to give away: writable for the broker's uid for the few seconds of the test
+      // (its random name is in no other directory than /var/tmp's).
+      chmod(dir, 0777);
+      chmod(t.protected_file.c_str(), 0666);
+    }
+  }
 
   v1::LaunchRequest launch;
   *launch.mutable_spec() = DefaultSpec(t.workdir, NewSessionId());

@@ -5,9 +5,11 @@
 // A control write to an ordinary file shows the tree was writable at all, and the host files
 // are checked afterwards. The session and the tree are removed on every path.
 //
-//   SelfTestFacts test = RunDoctorSelfTest(*stub);
+//   SelfTestFacts test = RunDoctorSelfTest(*stub, broker_uid, broker_gid);
 #ifndef CCSANDBOX_BROKER_DOCTOR_SELF_TEST_H_
 #define CCSANDBOX_BROKER_DOCTOR_SELF_TEST_H_
+
+#include <sys/types.h>
 
 #include "broker/doctor_checks.h"
 #include "proto/sandbox.grpc.pb.h"
@@ -17,7 +19,9 @@ namespace ccsandbox::broker {
 // The host the command asks the proxy for: never on an allowlist (.invalid never resolves).
 inline constexpr char kSelfTestDeniedTarget[] = "doctor-self-test.invalid:443";
 
-SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub);
+// `broker_uid` / `broker_gid`: who the sandboxed command runs as (the launcher runs it as its
+// caller, the broker): the tree is made theirs (as root), or writable for them.
+SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid, gid_t broker_gid);
 
 }  // namespace ccsandbox::broker
 
