@@ -109,7 +109,8 @@ TEST(FlagReference, ListsEveryFlagOfEverySandboxctlSubcommand) {
       pending.push_back(next);
     }
   }
-  EXPECT_GE(helps, 13) << "sandboxctl, probe, run, session and its 6 verbs, policy, check, plan";
+  EXPECT_GE(helps, 14) << "sandboxctl, probe, run, session and its 6 verbs, policy, check, plan, "
+                          "doctor";
   EXPECT_GT(flags, 10);
 }
 
