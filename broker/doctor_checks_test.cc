@@ -53,6 +53,12 @@ DoctorFacts Healthy() {
   return f;
 }
 
+// What sandboxctl finds when nothing listens on the broker's socket.
+void NoBroker(DoctorFacts& f) {
+  f.broker.error = "no broker at unix:/run/x.sock (socket missing)";
+  f.self_test.reset();
+}
+
 const DoctorCheck* Find(const std::vector<DoctorCheck>& checks, const std::string& name) {
   for (const DoctorCheck& c : checks) {
     if (c.name == name) return &c;
@@ -208,18 +214,9 @@ INSTANTIATE_TEST_SUITE_P(
                f.broker.sessions = {h};
              },
              "sessions", CheckStatus::kWarn, "sandboxctl session stop s2", 0},
-        Case{"NoBroker",
-             [](DoctorFacts& f) {
-               f.broker.error = "no broker at unix:/run/x.sock (socket missing)";
-               f.self_test.reset();
-             },
-             "broker", CheckStatus::kFail, "no broker at unix:/run/x.sock (socket missing)", 1},
-        Case{"NoBrokerNoSelfTest",
-             [](DoctorFacts& f) {
-               f.broker.error = "no broker at unix:/run/x.sock (socket missing)";
-               f.self_test.reset();
-             },
-             "self-test", CheckStatus::kFail, "not run", 1},
+        Case{"NoBroker", NoBroker, "broker", CheckStatus::kFail,
+             "no broker at unix:/run/x.sock (socket missing)", 1},
+        Case{"NoBrokerNoSelfTest", NoBroker, "self-test", CheckStatus::kFail, "not run", 1},
         Case{"NoEnvViolation",
              [](DoctorFacts& f) {
                f.self_test->violations.erase(f.self_test->violations.begin() + 1);
@@ -239,8 +236,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DoctorChecks, NoBrokerLeavesOutWhatOnlyTheBrokerKnows) {
   DoctorFacts facts = Healthy();
-  facts.broker.error = "no broker at unix:/run/x.sock (socket missing)";
-  facts.self_test.reset();
+  NoBroker(facts);
   const std::vector<DoctorCheck> checks = DoctorChecks(facts);
   for (const char* name : {"probe", "launcher", "filename-pattern enforcement", "microvm",
                            "sessions", "self-test: denied write"}) {
