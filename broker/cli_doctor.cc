@@ -68,6 +68,9 @@ int RunDoctor(const std::string& address, bool json) {
   }
   const std::vector<DoctorCheck> checks = DoctorChecks(facts);
   std::cout << (json ? DoctorJson(checks) + "\n" : DoctorText(checks)) << std::flush;
+  if (facts.self_test.has_value() && facts.self_test->stop_signal != 0) {
+    return 128 + facts.self_test->stop_signal;
+  }
   return DoctorExitCode(checks);
 }
 

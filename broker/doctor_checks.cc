@@ -309,6 +309,13 @@ void SelfTest(const DoctorFacts& f, Checks& out) {
     return;
   }
   const SelfTestFacts& t = *f.self_test;
+  if (t.stop_signal != 0) {
+    out.push_back(Failed("self-test",
+                         absl::StrCat("interrupted by signal ", t.stop_signal,
+                                      " (its session and work tree were removed)"),
+                         "run sandboxctl doctor again"));
+    return;
+  }
   if (!t.error.empty()) {
     const v1::ProbeResult& probe = f.broker.probe.result();
     out.push_back(Failed("self-test", absl::StrCat("a native session could not run: ", t.error),

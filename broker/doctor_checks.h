@@ -66,6 +66,7 @@ struct SelfTestFacts {
   bool control_write_landed = false;  // its write to an ordinary file of the work tree worked
   bool protected_unchanged = false;   // the protected file still holds what it held
   bool env_absent = false;            // no .env was made
+  int stop_signal = 0;  // the Ctrl-C / SIGTERM / SIGHUP that cancelled it (sandboxctl: 128+N)
 };
 
 struct DoctorFacts {

@@ -229,6 +229,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ViolationButTheFileChanged",
              [](DoctorFacts& f) { f.self_test->protected_unchanged = false; },
              "self-test: denied write", CheckStatus::kFail, "was changed on the host", 1},
+        Case{"Interrupted",
+             [](DoctorFacts& f) {
+               f.self_test->stop_signal = 2;
+               f.self_test->error = "interrupted by signal 2";
+             },
+             "self-test", CheckStatus::kFail, "interrupted by signal 2 (its session", 1},
         Case{"TheWorkTreeWasNotWritable",
              [](DoctorFacts& f) { f.self_test->control_write_landed = false; }, "self-test",
              CheckStatus::kFail, "could not write its own work tree", 1}),

@@ -14,6 +14,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "broker/cli_launch.h"
+#include "broker/cli_signals.h"
 #include "broker/cli_spec.h"
 #include "grpcpp/grpcpp.h"
 
@@ -46,14 +47,17 @@ std::string Script(const SelfTestFacts& t, const std::string& control) {
                       "echo written > '", control, "'\n");
 }
 
-}  // namespace
+// The calls a stop signal cancels.
+struct Calls {
+  grpc::ClientContext launch, exec;
+};
 
-SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid, gid_t broker_gid) {
-  SelfTestFacts t;
+void RunSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid, gid_t broker_gid, Calls& calls,
+                 SelfTestFacts& t) {
   char dir[] = "/var/tmp/ccsandbox-doctor.XXXXXX";
   if (mkdtemp(dir) == nullptr) {
     t.error = absl::StrCat("mkdtemp /var/tmp: ", strerror(errno));
-    return t;
+    return;
   }
   absl::Cleanup remove_tree = [&dir] {
     std::error_code ignored;
@@ -63,7 +67,7 @@ SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid,
   absl::StatusOr<std::string> workdir = ResolveWorkdir(dir);
   if (!workdir.ok()) {
     t.error = std::string(workdir.status().message());
-    return t;
+    return;
   }
   t.workdir = *workdir;
   t.protected_file = t.workdir + "/protected.txt";
@@ -90,12 +94,11 @@ SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid,
   const std::string session_id = launch.spec().session_id();
   v1::SandboxHandle handle;
   {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline(60));
-    grpc::Status launched = stub.Launch(&ctx, launch, &handle);
+    calls.launch.set_deadline(Deadline(60));
+    grpc::Status launched = stub.Launch(&calls.launch, launch, &handle);
     if (!launched.ok()) {
       t.error = absl::StrCat("Launch: ", launched.error_message());
-      return t;
+      return;
     }
   }
   // The Exec destroys it when it ends; this covers an Exec that never started.
@@ -116,9 +119,8 @@ SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid,
   exec.set_guest_workdir(t.workdir);
   exec.set_timeout_ms(60000);
   exec.set_destroy_session_after(true);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(Deadline(90));
-  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&ctx, exec);
+  calls.exec.set_deadline(Deadline(90));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub.Exec(&calls.exec, exec);
   v1::SandboxEvent event;
   bool exited = false;
   while (reader->Read(&event)) {
@@ -136,6 +138,24 @@ SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid,
   t.protected_unchanged = ReadAll(t.protected_file) == kProtectedText;
   struct stat st;
   t.env_absent = lstat(t.env_file.c_str(), &st) != 0;
+}
+
+}  // namespace
+
+SelfTestFacts RunDoctorSelfTest(v1::SandboxBroker::Stub& stub, uid_t broker_uid, gid_t broker_gid) {
+  SelfTestFacts t;
+  Calls calls;
+  {
+    // Ctrl-C / SIGTERM / SIGHUP cancel the calls instead of ending sandboxctl, so the session
+    // and the tree are still removed (RunSelfTest's clean-ups run while this is alive).
+    CancelOnStopSignal stop([&calls] {
+      calls.launch.TryCancel();
+      calls.exec.TryCancel();
+    });
+    RunSelfTest(stub, broker_uid, broker_gid, calls, t);
+    t.stop_signal = stop.signal();
+  }
+  if (t.stop_signal != 0) t.error = absl::StrCat("interrupted by signal ", t.stop_signal);
   return t;
 }
 

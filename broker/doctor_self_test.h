@@ -3,7 +3,8 @@
 // to a protectedPaths file, the creation of .env and a connection (through the session's HTTP
 // proxy) to a host the allowlist does not name; the violations come from the event stream.
 // A control write to an ordinary file shows the tree was writable at all, and the host files
-// are checked afterwards. The session and the tree are removed on every path.
+// are checked afterwards. The session and the tree are removed on every path: a stop signal
+// (Ctrl-C, SIGTERM, SIGHUP) cancels the calls, the clean-up runs, and stop_signal says which.
 //
 //   SelfTestFacts test = RunDoctorSelfTest(*stub, broker_uid, broker_gid);
 #ifndef CCSANDBOX_BROKER_DOCTOR_SELF_TEST_H_
