@@ -1,8 +1,11 @@
 // sandboxctl doctor against the real broker and launcher: on this host every required check
 // passes and the live self-test shows its three denials; --json parses; without a broker, or
 // with a launcher that refuses the broker, it exits 1 naming what is wrong.
+#include <stdlib.h>
+
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -141,6 +144,45 @@ TEST(Doctor, ALauncherThatRefusesTheBrokerFailsThePeerCheckLine) {
   EXPECT_TRUE(absl::StrContains(r.out, "FAIL  launcher: ")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "--allowed-uids")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "FAIL  self-test: a native session could not run")) << r.out;
+}
+
+TEST(Doctor, WithoutANativeBackendTheSelfTestFailsWithTheProbesHint) {
+  // A broker that finds neither bwrap nor socat on its PATH (this host has both: the doctor's
+  // own lines still say so).
+  char dir[] = "/tmp/ccs-doctor.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string socket = absl::StrCat(dir, "/broker.sock");
+  const std::string path = getenv("PATH");
+  setenv("PATH", "/nonexistent", 1);
+  const pid_t broker = SpawnDaemon({Runfile("broker/sandbox_brokerd"), "--listen=unix:" + socket,
+                                    absl::StrCat("--launcher=unix:", dir, "/launcher.sock"),
+                                    absl::StrCat("--runtime-dir=", dir, ".run")},
+                                   {}, absl::StrCat(dir, "/broker.log"));
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_GT(broker, 0);
+  absl::Cleanup stop = [broker, &dir] {
+    StopDaemon(broker);
+    RunProgram({"rm", "-rf", dir, absl::StrCat(dir, ".run")});
+  };
+  ASSERT_TRUE(WaitUntilListening(socket, broker, "broker").ok());
+
+  ProgramResult r = RunProgram({Runfile("broker/sandboxctl"), "--broker=unix:" + socket, "doctor"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(
+      absl::StrContains(r.out,
+                        "FAIL  probe: no OS-native agent sandbox on this host (install: "
+                        "sudo apt-get install bubblewrap socat): Linux host missing "
+                        "bubblewrap and socat; fix: sudo apt-get install bubblewrap socat\n"))
+      << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "FAIL  self-test: a native session could not run: Launch: "))
+      << r.out;
+  const size_t self_test = r.out.find("FAIL  self-test: ");
+  ASSERT_NE(self_test, std::string::npos) << r.out;
+  EXPECT_TRUE(
+      absl::StrContains(r.out.substr(self_test), "; fix: sudo apt-get install bubblewrap socat\n"))
+      << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "ok    bwrap: /")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "warn  launcher: not asked")) << r.out;
 }
 
 }  // namespace
