@@ -77,6 +77,10 @@ grpc::Status BrokerService::Probe(grpc::ServerContext*, const v1::ProbeRequest*,
   *response->mutable_microvm() = config_.host.microvm;
   if (config_.host.sandbox_enabled && config_.host.probe.available()) {
     const CreateGuardState guard = AskLauncherNow();
+    response->set_launcher_answered(guard.known);
+    response->set_launcher_note(
+        guard.known ? absl::StrCat("answered at ", config_.launcher_address, " (peer check passed)")
+                    : guard.reason);
     response->set_filename_denies_enforced(guard.available);
     response->set_filename_denies_note(
         policy::FilenameEnforcementNote(guard.known, guard.available, guard.reason));

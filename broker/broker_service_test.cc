@@ -127,6 +127,10 @@ TEST_P(CreateGuardTest, ProbeAndLaunchAskTheLauncherAboutItsCreateGuard) {
     EXPECT_EQ(response.filename_denies_enforced(), c.available);
     EXPECT_TRUE(absl::StrContains(response.filename_denies_note(), probe.create_guard_reason()))
         << response.filename_denies_note();
+    // It answered: reachable, and its peer check let the broker in (sandboxctl doctor says so).
+    EXPECT_TRUE(response.launcher_answered());
+    EXPECT_TRUE(absl::StrContains(response.launcher_note(), "(peer check passed)"))
+        << response.launcher_note();
   }
   v1::LaunchRequest request = LaunchRequest("guard");
   if (c.opt_out) request.mutable_spec()->mutable_write_deny_patterns();

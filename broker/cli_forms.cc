@@ -84,6 +84,7 @@ const std::vector<CliForm>& CliForms() {
        {"spec"},
        "-- [CMD [ARGS...]]"},
       {"term", {"backend", "workdir", "json"}, {}, "-- [CMD [ARGS...]]"},
+      {"doctor", {"json"}, {}, ""},
   };
   return *forms;
 }

@@ -58,7 +58,7 @@ TEST(CliForms, EveryFormIsListedOnceWithJson) {
     EXPECT_NE(std::find(form.flags.begin(), form.flags.end(), "json"), form.flags.end())
         << form.form;
   }
-  EXPECT_EQ(seen.size(), 12u);
+  EXPECT_EQ(seen.size(), 13u);
 }
 
 TEST(CliForms, EveryFlagOfAFormIsDefined) {

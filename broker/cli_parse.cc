@@ -40,6 +40,9 @@ const std::map<std::string, std::string>& Descriptions() {
           {"term",
            "an interactive terminal on this one: the host shell by default (reported as none), "
            "the terminal profile with --backend=native"},
+          {"doctor",
+           "everything to check by hand on this host, and a live self-test; exits 1 when "
+           "something required is missing"},
       };
   return *descriptions;
 }
@@ -48,7 +51,8 @@ constexpr char kExitCodes[] =
     "Exit codes: run: the command's, 128+signal when it was killed, 125 when sandboxctl, the "
     "broker or the launcher failed or the session does not exist; session, probe, plan: 0, or "
     "125; "
-    "policy check: 0 allow, 1 prompt, 2 deny, 125; term: the shell's, 128+signal, 125. A usage "
+    "policy check: 0 allow, 1 prompt, 2 deny, 125; term: the shell's, 128+signal, 125; doctor: 0, "
+    "1 when a check FAILs, 125. A usage "
     "error is 125 everywhere, --help 0.";
 
 // --help's usage lines: those of every form `path` starts (every form at the top).

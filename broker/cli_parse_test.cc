@@ -51,6 +51,8 @@ TEST(ParseCommandLine, EachFormWithItsValues) {
       {{"plan", "--spec=s.json", "--platform=linux", "--", "make", "test"},
        "plan",
        {"make", "test"}},
+      {{"doctor"}, "doctor", {}},
+      {{"--broker=/b.sock", "doctor", "--json"}, "doctor", {}},
   };
   for (const Case& c : cases) {
     std::variant<CliCommand, CliExit> parsed = Parse(c.args);
@@ -163,9 +165,14 @@ TEST(ParseCommandLine, UsageErrorsExit125NamingTheProblem) {
     const char* error;  // the start of the message
   };
   const Case cases[] = {
-      {{}, "missing subcommand: probe, run, session, policy, plan or term (see sandboxctl --help)"},
+      {{},
+       "missing subcommand: probe, run, session, policy, plan, term or doctor (see sandboxctl "
+       "--help)"},
       {{"frobnicate"},
-       "unknown subcommand 'frobnicate': expected probe, run, session, policy, plan or term"},
+       "unknown subcommand 'frobnicate': expected probe, run, session, policy, plan, term or "
+       "doctor"},
+      {{"doctor", "extra"}, "doctor: unexpected argument 'extra' (it takes no arguments)"},
+      {{"doctor", "--spec=s.json"}, "doctor: does not take --spec"},
       {{"--bogus", "probe"}, "probe: unknown flag '--bogus'"},
       {{"probe", "--bogus=1"}, "probe: unknown flag '--bogus=1' (see sandboxctl probe --help)"},
       {{"probe", "extra"}, "probe: unexpected argument 'extra' (it takes no arguments)"},

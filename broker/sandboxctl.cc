@@ -12,6 +12,7 @@
 //   sandboxctl --broker=unix:PATH policy check --mode=MODE [--json] -- 'COMMAND LINE'
 //   sandboxctl --broker=unix:PATH plan --spec=FILE.json [--platform=linux] [--backend=NAME]
 //              [--no-filename-denies] [--json] [-- CMD [ARGS...]]
+//   sandboxctl --broker=unix:PATH doctor [--json]
 //
 // run without --session starts a session of its own and the broker ends it with the run; with
 // --session it runs in a session from `session start` (cli_session.h), which stays. Either way
@@ -21,6 +22,7 @@
 // policy check prints what MODE (chat, review, plan, orchestrate) decides for the command line
 // (the words after -- joined with spaces) and exits 0 allow, 1 prompt, 2 deny, 125 on errors.
 // plan prints what the spec becomes, running nothing (cli_plan.h); 0, or 125.
+// doctor checks the host and the broker and runs a self-test (cli_doctor.h); 0, 1, or 125.
 // --broker defaults to $CCSANDBOX_BROKER, else the installed service's socket, and takes a bare
 // path. --json prints handles, events and decisions as JSON lines on stdout, and sandboxctl's
 // own failures as one JSON object on stderr (cli_exit.h).
@@ -37,6 +39,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
+#include "broker/cli_doctor.h"
 #include "broker/cli_events.h"
 #include "broker/cli_exit.h"
 #include "broker/cli_launch.h"
@@ -270,6 +273,8 @@ int Main(int argc, char** argv) {
   SetJsonErrors(command.json);
 
   const std::string address = BrokerAddress(command.broker, getenv("CCSANDBOX_BROKER"));
+  // Before any channel: it forks, and without a broker it still checks the host.
+  if (command.form == "doctor") return RunDoctor(address, command.json);
   if (address.rfind("unix:", 0) == 0 && access(address.substr(5).c_str(), F_OK) != 0) {
     return Fail(absl::StrCat("no broker at ", address, " (socket missing)"));
   }

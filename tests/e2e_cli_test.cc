@@ -377,7 +377,7 @@ TEST(SandboxctlUsage, ErrorsExit125WithOneLineNamingTheProblem) {
       {{"probe", "--frobnicate"}, "sandboxctl: probe: unknown flag '--frobnicate'"},
       {{"run", "--spec"}, "sandboxctl: run: --spec: 1 required FILE.json missing"},
       {{"frobnicate"}, "sandboxctl: unknown subcommand 'frobnicate': expected probe, run, "},
-      {{}, "sandboxctl: missing subcommand: probe, run, session, policy, plan or term"},
+      {{}, "sandboxctl: missing subcommand: probe, run, session, policy, plan, term or doctor"},
       {{"run", "--timeout=soon", "--", "true"},
        "sandboxctl: run: --timeout: 'soon' is not a number of seconds"},
       {{"run", "--stdin=maybe", "--", "true"}, "sandboxctl: run: "},

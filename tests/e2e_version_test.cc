@@ -109,7 +109,8 @@ TEST(FlagReference, ListsEveryFlagOfEverySandboxctlSubcommand) {
       pending.push_back(next);
     }
   }
-  EXPECT_GE(helps, 13) << "sandboxctl, probe, run, session and its 6 verbs, policy, check, plan";
+  EXPECT_GE(helps, 15) << "sandboxctl, probe, run, session and its 6 verbs, policy, check, plan, "
+                          "term, doctor";
   EXPECT_GT(flags, 10);
 }
 

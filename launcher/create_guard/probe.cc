@@ -38,6 +38,16 @@ int TryListenerFlags() {
 
 }  // namespace
 
+std::string SeccompListenerMissing() {
+  const int error = TryListenerFlags();
+  if (error == 0) return "";
+  return error == EINVAL
+             ? "seccomp: the kernel lacks "
+               "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
+               "(needs Linux 5.19+)"
+             : absl::StrCat("seccomp: cannot install a listener filter: ", strerror(error));
+}
+
 CreateGuardSupport ProbeCreateGuard() {
   CreateGuardSupport support;
   absl::StatusOr<int> abi = LandlockAbi();
@@ -46,12 +56,8 @@ CreateGuardSupport ProbeCreateGuard() {
     return support;
   }
   support.landlock_abi = *abi;
-  if (const int error = TryListenerFlags(); error != 0) {
-    support.reason = error == EINVAL ? "seccomp: the kernel lacks "
-                                       "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV "
-                                       "(needs Linux 5.19+)"
-                                     : absl::StrCat("seccomp: cannot install a listener filter: ",
-                                                    strerror(error));
+  if (std::string missing = SeccompListenerMissing(); !missing.empty()) {
+    support.reason = std::move(missing);
     return support;
   }
   // Entering the sandbox's mount namespace and root, and acting as its user,

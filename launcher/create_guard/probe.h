@@ -26,6 +26,11 @@ struct CreateGuardSupport {
 // start-up.
 CreateGuardSupport ProbeCreateGuard();
 
+// The seccomp half of ProbeCreateGuard, for `sandboxctl doctor` too: "" when a throw-away
+// child could install a listener filter with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, else
+// what is missing. Needs no privilege. Costs one fork.
+std::string SeccompListenerMissing();
+
 }  // namespace ccsandbox::launcher
 
 #endif  // CCSANDBOX_LAUNCHER_CREATE_GUARD_PROBE_H_
