@@ -174,15 +174,19 @@ grpc::Status BrokerService::Terminal(
   };
 
   bool opened = false;
+  std::optional<TerminalTable::Entry> listed;  // before call_context goes: its hang-up uses it
   v1::TerminalOutput out;
   while (call->Read(&out)) {
-    if (out.has_opened()) {
+    if (out.has_opened() && !opened) {
       opened = true;
       v1::SandboxHandle* handle = out.mutable_opened();
       handle->set_session_id(id);
       handle->set_requested_backend(choice->requested);
       handle->set_backend(choice->actual);  // the truth, never what was asked for
-      (*handle->mutable_details()->mutable_fields())["backendNote"].set_string_value(choice->note);
+      auto& details = *handle->mutable_details()->mutable_fields();
+      details["backendNote"].set_string_value(choice->note);
+      details["kind"].set_string_value("terminal");
+      listed.emplace(terminals_.Add(*handle, [&call_context] { call_context.TryCancel(); }));
     }
     if (out.has_ended()) {
       out.mutable_ended()->set_session_id(id);

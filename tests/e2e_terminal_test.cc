@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,6 +47,15 @@ class Screen {
   }
   void Key(const std::string& key) { Tmux({"send-keys", "-t", "t", key}); }
   std::string Contents() { return Tmux({"capture-pane", "-p", "-t", "t", "-S", "-300"}).out; }
+  int Count(const std::string& text) { return CountOf(Contents(), text); }
+  // Waits until `text` is on the screen more than `before` times: a prompt that came back.
+  ::testing::AssertionResult ShowsAgain(const std::string& text, int before) {
+    ::testing::AssertionResult seen =
+        PollUntil([&] { return Count(text) > before; }, absl::Seconds(30),
+                  absl::StrCat("'", text, "' to show again"));
+    if (!seen) seen << "\nscreen:\n" << Contents();
+    return seen;
+  }
   ::testing::AssertionResult Shows(const std::string& text) {
     ::testing::AssertionResult seen =
         PollUntil([&] { return absl::StrContains(Contents(), text); }, absl::Seconds(30),
@@ -131,8 +141,9 @@ TEST_P(TerminalTest, ANativeTerminalAsAPersonUsesIt) {
   EXPECT_FALSE(absl::StrContains(screen.Contents(), "after-sleep-5"));
 
   // exit ends it, sandboxctl exits with the shell's code, and the terminal is as it was.
+  const int outer_prompts = screen.Count("outer$");
   screen.Type("exit 7");
-  ASSERT_TRUE(screen.Shows("outer$"));
+  ASSERT_TRUE(screen.ShowsAgain("outer$", outer_prompts));  // sandboxctl has exited
   screen.Type("echo term-rc-$?");
   EXPECT_TRUE(screen.Shows("term-rc-7"));
   screen.Type("stty -g > " + work_ + "/../tty.after; cmp -s " + work_ + "/../tty.before " + work_ +
@@ -149,8 +160,9 @@ TEST_P(TerminalTest, TheDefaultIsTheHostShellAndSaysSo) {
   ASSERT_TRUE(screen.Shows("term-prompt$"));
   screen.Type("cat ~/.ssh/id_ed25519");
   EXPECT_TRUE(screen.Shows(kSecret));
+  const int outer_prompts = screen.Count("outer$");
   screen.Type("exit");
-  EXPECT_TRUE(screen.Shows("outer$"));
+  EXPECT_TRUE(screen.ShowsAgain("outer$", outer_prompts));
 }
 
 // A client that goes away ends the terminal and everything it started.
@@ -168,6 +180,51 @@ TEST_P(TerminalTest, AVanishedClientLeavesNothingRunning) {
     EXPECT_TRUE(WaitNoProcessMatches("sleep 1002", 30));
     EXPECT_TRUE(WaitNoProcessMatches("sleep 1003", 30));
   }
+}
+
+// The terminal's id, from the line `sandboxctl term` prints before attaching.
+std::string TerminalId(const std::string& screen) {
+  const size_t at = screen.find("sandboxctl: terminal ");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + strlen("sandboxctl: terminal ");
+  return screen.substr(begin, screen.find(',', begin) - begin);
+}
+
+// An operator sees an open terminal among the sessions and can end it (Kill, Destroy), and a
+// broker that stops takes its terminals with it.
+TEST_P(TerminalTest, AnOperatorSeesAndEndsTerminals) {
+  Screen screen(daemons_->dir(), "operator");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type(TermCommand("--backend=native --workdir=" + work_));
+  ASSERT_TRUE(screen.Shows("term-prompt$"));
+  const std::string id = TerminalId(screen.Contents());
+  ASSERT_FALSE(id.empty()) << screen.Contents();
+  ProgramResult listed = daemons_->Sandboxctl({"session", "ls"});
+  EXPECT_TRUE(absl::StrContains(listed.out, id)) << listed.out;
+  ProgramResult shown = daemons_->Sandboxctl({"session", "show", id});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_TRUE(absl::StrContains(shown.out, "native")) << shown.out;
+  screen.Type("sleep 1004");
+  ASSERT_TRUE(WaitForProcessMatching("sleep 1004", 30));
+  const int outer_prompts = screen.Count("outer$");
+  ProgramResult stopped = daemons_->Sandboxctl({"session", "stop", id});
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_TRUE(WaitNoProcessMatches("sleep 1004", 30));
+  EXPECT_TRUE(screen.Shows("the terminal was killed (stopped"));
+  ASSERT_TRUE(screen.ShowsAgain("outer$", outer_prompts));
+  screen.Type("echo term-rc-$?");
+  EXPECT_TRUE(screen.Shows("term-rc-137"));
+  listed = daemons_->Sandboxctl({"session", "ls"});
+  EXPECT_FALSE(absl::StrContains(listed.out, id)) << listed.out;
+
+  // The broker's orderly stop ends the terminals still open.
+  const int term_prompts = screen.Count("term-prompt$");
+  screen.Type(TermCommand("--backend=native --workdir=" + work_));
+  ASSERT_TRUE(screen.ShowsAgain("term-prompt$", term_prompts));
+  screen.Type("sleep 1005");
+  ASSERT_TRUE(WaitForProcessMatching("sleep 1005", 30));
+  daemons_->StopBroker();
+  EXPECT_TRUE(WaitNoProcessMatches("sleep 1005", 30));
 }
 
 // The terminal profile's network is open (the host's), and it is still never host root: kernel
