@@ -312,6 +312,12 @@ void Daemons::GiveToCaller(const std::string& path) {
   }
 }
 
+std::unique_ptr<Daemons> MustStart(const DaemonOptions& options) {
+  absl::StatusOr<std::unique_ptr<Daemons>> daemons = Daemons::Start(options);
+  EXPECT_TRUE(daemons.ok()) << daemons.status();
+  return daemons.ok() ? *std::move(daemons) : nullptr;
+}
+
 ProgramResult Daemons::Sandboxctl(const std::vector<std::string>& args, const std::string& cwd) {
   std::vector<std::string> argv = {Runfile("broker/sandboxctl"), "--broker=" + broker_address()};
   argv.insert(argv.end(), args.begin(), args.end());

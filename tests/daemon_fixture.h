@@ -106,6 +106,9 @@ class Daemons {
   gid_t broker_gid_ = 0;
 };
 
+// Daemons::Start, the failure recorded as a test failure (nullptr then).
+std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {});
+
 // The whole content of a file ("" when it cannot be read), and whether a path exists (lstat).
 std::string ReadFile(const std::string& path);
 bool PathExists(const std::string& path);

@@ -19,12 +19,6 @@ extern char** environ;
 namespace ccsandbox::testing {
 namespace {
 
-std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {}) {
-  auto daemons = Daemons::Start(options);
-  EXPECT_TRUE(daemons.ok()) << daemons.status();
-  return daemons.ok() ? std::move(*daemons) : nullptr;
-}
-
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // The explicit opt-out of the filename-pattern denies.

@@ -17,12 +17,6 @@
 namespace ccsandbox::testing {
 namespace {
 
-std::unique_ptr<Daemons> MustStart(const DaemonOptions& options = {}) {
-  auto daemons = Daemons::Start(options);
-  EXPECT_TRUE(daemons.ok()) << daemons.status();
-  return daemons.ok() ? std::move(*daemons) : nullptr;
-}
-
 // The self-test's work tree, as its line names it ("" when none is named).
 std::string SelfTestWorkdir(const std::string& out) {
   const std::string kRan = "ok    self-test: ran a native session in ";
