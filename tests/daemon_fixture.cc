@@ -86,7 +86,7 @@ absl::Status WaitUntilListening(const std::string& path, pid_t pid, const std::s
         exited = HasExited(pid);
         return exited || AcceptsConnections(path);
       },
-      absl::Seconds(10), absl::StrCat("the ", daemon, " to listen on ", path));
+      absl::Seconds(30), absl::StrCat("the ", daemon, " to listen on ", path));
   if (exited) return absl::UnavailableError(absl::StrCat("the ", daemon, " exited at start-up"));
   if (!listening) return absl::DeadlineExceededError(listening.message());
   return absl::OkStatus();

@@ -35,8 +35,8 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
 // `extra_env`, stdout and stderr to the file `log`. Returns its pid (or -1).
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log);
-// Waits (10 s at most) until something accepts connections on the Unix socket `path`; fails at
-// once when the daemon `pid` has exited.
+// Waits (30 s at most: a loaded machine, a probe boot) until something accepts connections on the
+// Unix socket `path`; fails at once when the daemon `pid` has exited.
 absl::Status WaitUntilListening(const std::string& path, pid_t pid, const std::string& daemon);
 // SIGTERM, then SIGKILL after 5 s; reaps it and returns the wait status.
 int StopDaemon(pid_t pid);

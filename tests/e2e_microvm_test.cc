@@ -192,9 +192,9 @@ TEST_F(MicrovmTest, TheRealProbeImageBootsUnderQemu) {
   }
   // tcg: where KVM is present but cannot run the guest (these hosts: a KVM boot hangs until
   // its timeout), auto would spend the whole timeout on kvm first, and the broker probes
-  // before it listens (the fixture waits 10 s for that).
+  // before it listens (the fixture waits 30 s for that; TCG boots in ~2 s on a quiet host).
   Start({absl::StrCat("--microvm-hypervisor=", kQemu), "--microvm-kernel=" + kernel,
-         "--microvm-initrd=" + image, "--microvm-accel=tcg", "--microvm-boot-timeout=8s"});
+         "--microvm-initrd=" + image, "--microvm-accel=tcg", "--microvm-boot-timeout=25s"});
   const v1::ProbeResult probe = Probe();
   std::cout << "microVM probe: " << probe.note() << std::endl;
   EXPECT_TRUE(probe.available()) << probe.note();
