@@ -88,6 +88,14 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanTerminal(const v1::TerminalOpe
           !s.ok()) {
         return absl::FailedPreconditionError(s.message());
       }
+      // The object checked is the one bound (the launcher compares it): a swap since fails.
+      struct stat st;
+      if (lstat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(field, ": ", *mount, " changed while it was checked"));
+      }
+      inputs.bind_ids[*mount] = {static_cast<uint64_t>(st.st_dev),
+                                 static_cast<uint64_t>(st.st_ino)};
     }
   }
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildTerminalPlan(inputs);

@@ -11,11 +11,16 @@ namespace {
 constexpr uint32_t kMaxSide = 1000;
 constexpr size_t kMaxTerm = 64;
 
-void AddMount(v1::LaunchPlan& plan, const std::string& path) {
+void AddMount(v1::LaunchPlan& plan, const std::string& path,
+              const std::map<std::string, FileIdentity>& ids) {
   v1::PlanMount* mount = plan.add_mounts();
   mount->set_host_path(path);
   mount->set_guest_path(path);
   mount->set_read_only(false);
+  if (auto id = ids.find(path); id != ids.end()) {
+    mount->set_dev(id->second.dev);
+    mount->set_ino(id->second.ino);
+  }
 }
 
 }  // namespace
@@ -81,10 +86,10 @@ absl::StatusOr<v1::LaunchPlan> BuildTerminalPlan(const TerminalInputs& in) {
   // Spec: "$HOME and the session's working directory are writable, the network is open".
   // One writable mount when one holds the other (a parent may not follow its child).
   if (IsUnderOrEqual(in.home, in.workdir)) {
-    AddMount(plan, in.workdir);
+    AddMount(plan, in.workdir, in.bind_ids);
   } else {
-    AddMount(plan, in.home);
-    if (!IsUnderOrEqual(in.workdir, in.home)) AddMount(plan, in.workdir);
+    AddMount(plan, in.home, in.bind_ids);
+    if (!IsUnderOrEqual(in.workdir, in.home)) AddMount(plan, in.workdir, in.bind_ids);
   }
   for (const std::string& path : in.deny_read) plan.add_deny_read_paths(path);
   for (const std::string& dir : in.forbidden_dirs) plan.add_forbidden_dirs(dir);

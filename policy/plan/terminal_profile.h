@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "policy/plan/deny_sets.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 
@@ -31,6 +32,8 @@ struct TerminalInputs {
   std::map<std::string, std::string> base_env;  // DefaultEnvironment(backend, host env)
   std::vector<std::string> deny_read;           // resolved secrets (native), both spellings
   std::vector<std::string> forbidden_dirs;      // the broker's control plane
+  // What home and workdir named when they were checked: the launcher binds only that object.
+  std::map<std::string, FileIdentity> bind_ids;
 };
 
 // The open request, checked (INVALID_ARGUMENT naming the field): a working directory that is
