@@ -63,40 +63,39 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanTerminal(const v1::TerminalOpe
   }
   inputs.term = open.term();
   inputs.base_env = policy::DefaultEnvironment(choice.actual, config_.host_env);
-  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
-    // The secrets under $HOME in both spellings, and the system's (no tree is walked).
-    ScanRequest scan;
-    scan.home_dirs = {inputs.home};
-    absl::StatusOr<policy::DenyScan> found = ScanForDenyPaths(scan);
-    if (!found.ok()) return found.status();
-    found->secrets = policy::TerminalSecretPaths(inputs.home);
-    inputs.deny_read = policy::ResolveDenyPaths(*found, RealPathResolver()).read;
-    for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
-      if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
+  if (choice.actual != v1::SANDBOX_BACKEND_NATIVE) return policy::BuildTerminalPlan(inputs);
+
+  // Threat: a spelling through a symlink ($HOME itself a link, a workdir linking to $HOME)
+  // would bind the tree where no secret's spelling lands. Everything below works on what each
+  // path resolves to now, and the launcher binds exactly that object (dev/ino).
+  for (const auto& [field, path] :
+       {std::pair{"HOME", &inputs.home}, std::pair{"workingDirectory", &inputs.workdir}}) {
+    char resolved[PATH_MAX];
+    if (realpath(path->c_str(), resolved) == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(field, ": ", *path, " does not resolve"));
     }
-    // A writable $HOME that holds the control plane would hand it to the shell: checked on
-    // what each path resolves to, not on its spelling.
-    for (const auto& [field, mount] :
-         {std::pair{"HOME", &inputs.home}, std::pair{"workingDirectory", &inputs.workdir}}) {
-      char resolved[PATH_MAX];
-      if (realpath(mount->c_str(), resolved) == nullptr) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(field, ": ", *mount, " does not resolve"));
-      }
-      if (absl::Status s =
-              policy::CheckResolvedBind(field, *mount, resolved, config_.forbidden_dirs);
-          !s.ok()) {
-        return absl::FailedPreconditionError(s.message());
-      }
-      // The object checked is the one bound (the launcher compares it): a swap since fails.
-      struct stat st;
-      if (lstat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(field, ": ", *mount, " changed while it was checked"));
-      }
-      inputs.bind_ids[*mount] = {static_cast<uint64_t>(st.st_dev),
+    if (absl::Status s = policy::CheckResolvedBind(field, *path, resolved, config_.forbidden_dirs);
+        !s.ok()) {
+      return absl::FailedPreconditionError(s.message());
+    }
+    struct stat st;
+    if (lstat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(field, ": ", *path, " changed while it was checked"));
+    }
+    *path = resolved;
+    inputs.bind_ids[resolved] = {static_cast<uint64_t>(st.st_dev),
                                  static_cast<uint64_t>(st.st_ino)};
-    }
+  }
+  // The secrets under $HOME in both spellings, and the system's (no tree is walked).
+  ScanRequest scan;
+  scan.home_dirs = {inputs.home};
+  absl::StatusOr<policy::DenyScan> found = ScanForDenyPaths(scan);
+  if (!found.ok()) return found.status();
+  found->secrets = policy::TerminalSecretPaths(inputs.home);
+  inputs.deny_read = policy::ResolveDenyPaths(*found, RealPathResolver()).read;
+  for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
+    if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
   }
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildTerminalPlan(inputs);
   if (plan.ok()) {
