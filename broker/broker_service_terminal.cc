@@ -25,6 +25,8 @@ namespace {
 
 // How long a client has, once the shell's end was sent, to close its side of the call.
 constexpr absl::Duration kCloseGrace = absl::Seconds(5);
+// The largest keystroke message taken (a paste is split by any client well below this).
+constexpr size_t kMaxTerminalData = 1 << 20;
 
 absl::Status CheckDirectory(absl::string_view field, const std::string& path) {
   struct stat st;
@@ -130,6 +132,19 @@ grpc::Status BrokerService::Terminal(
       config_.terminal_default_backend == "microvm") {
     spdlog::warn("terminal: {}", choice->note);  // the degraded default, said out loud
   }
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE && !config_.tcp_listener.empty()) {
+    // Threat: the terminal profile shares the host's network, and so reaches an
+    // unauthenticated TCP listener of this broker, which opens host shells for anyone.
+    return ToGrpc(absl::FailedPreconditionError(absl::StrCat(
+        "backend: a native terminal shares the host's network, and this broker listens "
+        "unauthenticated on ",
+        config_.tcp_listener, " (--allow-tcp-listen): it would open a host shell from inside")));
+  }
+  if (!terminals_.Reserve(config_.max_terminals)) {
+    return ToGrpc(absl::ResourceExhaustedError(absl::StrCat(
+        "terminal: ", config_.max_terminals, " are open (--max-terminals); close one first")));
+  }
+  absl::Cleanup release = [this] { terminals_.Unreserve(); };
   const std::string id = NextRunId("term");
   absl::StatusOr<v1::LaunchPlan> plan = PlanTerminal(open, *choice, id);
   if (!plan.ok()) {
@@ -153,17 +168,35 @@ grpc::Status BrokerService::Terminal(
 
   absl::Notification input_done;
   std::thread input([&] {
+    bool told_bad_input = false;  // one log line per terminal, however many come
     v1::TerminalInput in;
     while (stream->Read(&in)) {
       v1::LauncherTerminalInput forward;
       switch (in.input_case()) {
         case v1::TerminalInput::kData:
+          if (in.data().size() > kMaxTerminalData) {
+            // Keystrokes come in small pieces; a huge one only fills both daemons' memory.
+            spdlog::warn("terminal {}: a data message of {} bytes (at most {}): hung up", id,
+                         in.data().size(), kMaxTerminalData);
+            context->TryCancel();
+            continue;
+          }
           forward.set_data(in.data());
           break;
         case v1::TerminalInput::kResize:
+          if (!policy::ValidTerminalSize(in.resize())) {
+            if (!told_bad_input) spdlog::warn("terminal {}: bad resize ignored", id);
+            told_bad_input = true;
+            continue;
+          }
           *forward.mutable_resize() = in.resize();
           break;
         case v1::TerminalInput::kSignal:
+          if (!policy::IsTerminalSignal(in.signal())) {
+            if (!told_bad_input) spdlog::warn("terminal {}: signal {} ignored", id, in.signal());
+            told_bad_input = true;
+            continue;
+          }
           forward.set_signal(in.signal());
           break;
         default:

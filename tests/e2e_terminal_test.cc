@@ -308,6 +308,32 @@ TEST_P(TerminalTest, SecretsHoldAgainstOtherSpellingsAndRenames) {
   EXPECT_FALSE(absl::StrContains(home_link.out, kSecret)) << home_link.out;
 }
 
+// Terminals are capped (--max-terminals): one more is refused, a closed one frees its place.
+TEST_P(TerminalTest, OpenTerminalsAreCapped) {
+  DaemonOptions options;
+  options.unprivileged_broker = GetParam();
+  options.broker_env = {"HOME=" + home_, "SHELL=/bin/bash"};
+  options.broker_flags = {"--max-terminals=1"};
+  std::unique_ptr<Daemons> capped = MustStart(options);
+  ASSERT_NE(capped, nullptr);
+  Screen screen(capped->dir(), "capped");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type(absl::StrCat(Runfile("broker/sandboxctl"), " --broker=", capped->broker_address(),
+                           " term --workdir=", work_));
+  ASSERT_TRUE(screen.Shows("term-prompt$"));
+  ProgramResult second = capped->Sandboxctl({"term", "--workdir=" + work_});
+  EXPECT_EQ(second.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(second.err, "1 are open (--max-terminals)")) << second.err;
+  const int outer_prompts = screen.Count("outer$");
+  screen.Type("exit");
+  ASSERT_TRUE(screen.ShowsAgain("outer$", outer_prompts));
+  ProgramResult third =
+      RunProgram({Runfile("broker/sandboxctl"), "--broker=" + capped->broker_address(), "term",
+                  "--workdir=" + work_},
+                 std::nullopt, "exit 4\n");
+  EXPECT_EQ(third.exit_code, 4) << third.err;
+}
+
 // What cannot be honoured fails loudly, naming why; nothing runs on the host in its place.
 TEST_P(TerminalTest, RefusalsAreLoudAndExit125) {
   struct Case {

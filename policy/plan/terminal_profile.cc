@@ -1,5 +1,7 @@
 #include "policy/plan/terminal_profile.h"
 
+#include <signal.h>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
@@ -33,6 +35,17 @@ std::vector<std::string> TerminalSecretPaths(const std::string& home) {
   return paths;
 }
 
+bool ValidTerminalSize(const v1::TerminalSize& size) {
+  return size.rows() >= 1 && size.rows() <= kMaxSide && size.cols() >= 1 && size.cols() <= kMaxSide;
+}
+
+bool IsTerminalSignal(int sig) {
+  for (int allowed : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL, SIGTSTP, SIGCONT, SIGWINCH}) {
+    if (sig == allowed) return true;
+  }
+  return false;
+}
+
 absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
   if (!open.working_directory().empty()) {
     if (absl::Status s = CheckNormalizedAbsolute("workingDirectory", open.working_directory());
@@ -53,10 +66,10 @@ absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
           "term: only printable ASCII without spaces (e.g. xterm-256color)");
     }
   }
-  const uint32_t rows = open.size().rows(), cols = open.size().cols();
-  if (rows < 1 || rows > kMaxSide || cols < 1 || cols > kMaxSide) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
+  if (!ValidTerminalSize(open.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size: ", open.size().rows(), "x", open.size().cols(),
+                     " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
   }
   return absl::OkStatus();
 }

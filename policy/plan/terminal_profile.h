@@ -36,6 +36,12 @@ struct TerminalInputs {
   std::map<std::string, FileIdentity> bind_ids;
 };
 
+// Rows and cols each 1..1000.
+bool ValidTerminalSize(const v1::TerminalSize& size);
+// The signals a terminal user sends (TerminalInput.signal): INT, QUIT, TERM, HUP, KILL, TSTP,
+// CONT, WINCH.
+bool IsTerminalSignal(int sig);
+
 // The open request, checked (INVALID_ARGUMENT naming the field): a working directory that is
 // "" or absolute and normalised (its existence is the caller's to check), an argv whose
 // program is named (searched in PATH when it has no '/'), a TERM of 0..64 printable
