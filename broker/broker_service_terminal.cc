@@ -14,8 +14,11 @@
 #include "base/real_host_view.h"
 #include "broker/broker_service.h"
 #include "broker/deny_scan.h"
+#include "broker/spec_paths.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/launch_plan.h"
+#include "policy/plan/path_spellings.h"
+#include "policy/plan/spec_validation.h"
 #include "policy/plan/terminal_profile.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -89,13 +92,35 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanTerminal(const v1::TerminalOpe
     inputs.bind_ids[resolved] = {static_cast<uint64_t>(st.st_dev),
                                  static_cast<uint64_t>(st.st_ino)};
   }
-  // The secrets under $HOME in both spellings, and the system's (no tree is walked).
-  ScanRequest scan;
-  scan.home_dirs = {inputs.home};
-  absl::StatusOr<policy::DenyScan> found = ScanForDenyPaths(scan);
-  if (!found.ok()) return found.status();
-  found->secrets = policy::TerminalSecretPaths(inputs.home);
-  inputs.deny_read = policy::ResolveDenyPaths(*found, RealPathResolver()).read;
+  // The same decisions as a writable native session over $HOME and the working directory: the
+  // deny scan of both trees (secrets at any depth, sockets hidden, what the host runs or trusts
+  // made read-only and guarded against creation: the boundary rules hold in a terminal too) —
+  // without the dispatch-only filename patterns (.env, *.key, *.pem).
+  v1::SandboxSpec spec;
+  spec.set_session_id(id);
+  spec.set_mode("chat");
+  spec.mutable_write_deny_patterns();  // explicitly none
+  for (const std::string& mount : policy::TerminalMounts(inputs.home, inputs.workdir)) {
+    v1::SandboxBindMount* bind = spec.add_bind_mounts();
+    bind->set_host_path(mount);
+    bind->set_guest_path(mount);
+  }
+  if (absl::Status valid = policy::ValidateSpec(spec, v1::SANDBOX_BACKEND_NATIVE); !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status valid = CheckSpecPaths(spec, v1::SANDBOX_BACKEND_NATIVE, config_.forbidden_dirs);
+      !valid.ok()) {
+    return valid;
+  }
+  absl::StatusOr<SessionPolicy> decided = DecideSessionPolicy(spec, v1::SANDBOX_BACKEND_NATIVE);
+  if (!decided.ok()) return decided.status();
+  inputs.deny = std::move(decided->deny);
+  inputs.create_guard = std::move(decided->guard_plan);
+  // The spec's list of $HOME's secrets, whether the broker's home directories include it or not.
+  for (const std::string& path :
+       policy::AllSpellings(policy::TerminalSecretPaths(inputs.home), RealPathResolver())) {
+    inputs.deny.read.push_back(path);
+  }
   for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
     if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
   }
@@ -231,6 +256,11 @@ grpc::Status BrokerService::Terminal(
     if (out.has_ended()) {
       out.mutable_ended()->set_session_id(id);
       out.mutable_ended()->set_backend(choice->actual);
+    }
+    if (out.has_event()) {
+      out.mutable_event()->set_session_id(id);
+      out.mutable_event()->set_backend(choice->actual);
+      if (out.event().has_violation()) config_.metrics.Violation(out.event().violation().action());
     }
     if (!stream->Write(out)) {
       call_context.TryCancel();  // the client stopped taking output: end the terminal

@@ -334,6 +334,34 @@ TEST_P(TerminalTest, OpenTerminalsAreCapped) {
   EXPECT_EQ(third.exit_code, 4) << third.err;
 }
 
+// The boundary rules hold in a terminal: what the host runs or trusts (start-up files, git
+// hooks) cannot be changed or created, and says so; the host's sockets in $HOME are hidden.
+TEST_P(TerminalTest, StartUpFilesAndHostSocketsAreOutOfReach) {
+  const std::string socket = home_ + "/host-tmux.sock";
+  RunProgram(
+      {"tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "h", "sleep", "1006"});
+  daemons_->GiveToCaller(socket);
+  ASSERT_TRUE(WaitForProcessMatching("sleep 1006", 30));
+  ProgramResult run =
+      RunProgram({Runfile("broker/sandboxctl"), "--broker=" + daemons_->broker_address(), "term",
+                  "--backend=native", "--workdir=" + work_},
+                 std::nullopt,
+                 absl::StrCat("echo evil >> ~/.bashrc || echo rc-append-refused-$((1))\n",
+                              "echo evil > ~/.bash_profile || echo profile-refused-$((2))\n",
+                              "mkdir -p .git/hooks 2>/dev/null; ", "test -S ", socket,
+                              " || echo socket-hidden-$((3))\n", "exit 0\n"));
+  RunProgram({"tmux", "-S", socket, "kill-server"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* said : {"rc-append-refused-1", "profile-refused-2", "socket-hidden-3"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, said)) << said << "\n" << run.out;
+  }
+  EXPECT_TRUE(absl::StrContains(run.err,
+                                "sandboxctl: denied file-write-create " + home_ + "/.bash_profile"))
+      << run.err;
+  EXPECT_EQ(ReadFile(home_ + "/.bashrc"), "PS1='term-prompt$ '\n");
+  EXPECT_FALSE(PathExists(home_ + "/.bash_profile"));
+}
+
 // What cannot be honoured fails loudly, naming why; nothing runs on the host in its place.
 TEST_P(TerminalTest, RefusalsAreLoudAndExit125) {
   struct Case {

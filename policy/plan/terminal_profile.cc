@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <set>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
@@ -74,6 +76,12 @@ absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
   return absl::OkStatus();
 }
 
+std::vector<std::string> TerminalMounts(const std::string& home, const std::string& workdir) {
+  if (IsUnderOrEqual(home, workdir)) return {workdir};
+  if (IsUnderOrEqual(workdir, home)) return {home};
+  return {home, workdir};
+}
+
 absl::StatusOr<v1::LaunchPlan> BuildTerminalPlan(const TerminalInputs& in) {
   if (in.backend != v1::SANDBOX_BACKEND_NONE && in.backend != v1::SANDBOX_BACKEND_NATIVE) {
     return absl::InvalidArgumentError("backend: a terminal plan is native or none");
@@ -97,14 +105,15 @@ absl::StatusOr<v1::LaunchPlan> BuildTerminalPlan(const TerminalInputs& in) {
   if (in.backend == v1::SANDBOX_BACKEND_NONE) return plan;  // the host shell, as it is
 
   // Spec: "$HOME and the session's working directory are writable, the network is open".
-  // One writable mount when one holds the other (a parent may not follow its child).
-  if (IsUnderOrEqual(in.home, in.workdir)) {
-    AddMount(plan, in.workdir, in.bind_ids);
-  } else {
-    AddMount(plan, in.home, in.bind_ids);
-    if (!IsUnderOrEqual(in.workdir, in.home)) AddMount(plan, in.workdir, in.bind_ids);
+  std::map<std::string, FileIdentity> ids = in.bind_ids;
+  for (const auto& [path, id] : in.deny.bind_ids) ids[path] = id;
+  for (const std::string& mount : TerminalMounts(in.home, in.workdir)) AddMount(plan, mount, ids);
+  std::set<std::string> hidden;
+  for (const std::string& path : in.deny.read) {
+    if (hidden.insert(path).second) plan.add_deny_read_paths(path);
   }
-  for (const std::string& path : in.deny_read) plan.add_deny_read_paths(path);
+  for (const std::string& path : in.deny.write) plan.add_deny_write_paths(path);
+  if (in.create_guard.has_value()) *plan.mutable_create_guard() = *in.create_guard;
   for (const std::string& dir : in.forbidden_dirs) plan.add_forbidden_dirs(dir);
   plan.set_open_network(true);
   return plan;
