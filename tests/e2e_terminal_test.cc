@@ -2,9 +2,11 @@
 // `sandboxctl term` as a person would: keys in (send-keys), the screen out (capture-pane).
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -248,11 +250,26 @@ TEST_P(TerminalTest, NativeHasTheNetworkButNotTheHost) {
     const ssize_t n = read(peer.get(), buffer, sizeof(buffer));
     if (n > 0) received.assign(buffer, static_cast<size_t>(n));
   });
+  // An abstract socket of the host's network namespace: shared with the terminal, out of reach.
+  UniqueFd abstract(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un abstract_address = {};
+  abstract_address.sun_family = AF_UNIX;
+  const std::string abstract_name = absl::StrCat("ccs-term-test-", getpid());
+  memcpy(abstract_address.sun_path + 1, abstract_name.data(), abstract_name.size());
+  const socklen_t abstract_length =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + abstract_name.size());
+  ASSERT_EQ(bind(abstract.get(), reinterpret_cast<sockaddr*>(&abstract_address), abstract_length),
+            0);
+  ASSERT_EQ(listen(abstract.get(), 4), 0);
   const std::string script = absl::StrCat(
-      "echo hello-net > /dev/tcp/127.0.0.1/", port, " && echo net-ok\n",
-      "echo 1 > /proc/sys/kernel/core_pattern 2>/dev/null || echo sysctl-refused\n", "ls ",
-      daemons_->dir(), " >/dev/null 2>&1 || echo control-plane-hidden\n", "test -e ",
-      daemons_->launcher_socket(), " || echo no-launcher-socket\n", "exit 0\n");
+      "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0",
+      abstract_name,
+      "')\" 2>/dev/null && echo abstract-$((2+2)) || echo abstract-refused-$((3+3))\n",
+      // Each marker is arithmetic: the PTY echoes what was typed, the answer only the shell.
+      "echo hello-net > /dev/tcp/127.0.0.1/", port, " && echo net-ok-$((1+1))\n",
+      "echo 1 > /proc/sys/kernel/core_pattern 2>/dev/null || echo sysctl-refused-$((1+2))\n", "ls ",
+      daemons_->dir(), " >/dev/null 2>&1 || echo control-plane-hidden-$((2+3))\n", "test -e ",
+      daemons_->launcher_socket(), " || echo no-launcher-socket-$((3+4))\n", "exit 0\n");
   ProgramResult run =
       RunProgram({Runfile("broker/sandboxctl"), "--broker=" + daemons_->broker_address(), "term",
                   "--backend=native", "--workdir=" + work_},
@@ -260,8 +277,9 @@ TEST_P(TerminalTest, NativeHasTheNetworkButNotTheHost) {
   accept_one.join();
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(received, "hello-net\n");
-  for (const char* line :
-       {"net-ok", "sysctl-refused", "control-plane-hidden", "no-launcher-socket"}) {
+  EXPECT_FALSE(absl::StrContains(run.out, "abstract-4")) << run.out;
+  for (const char* line : {"net-ok-2", "sysctl-refused-3", "control-plane-hidden-5",
+                           "no-launcher-socket-7", "abstract-refused-6"}) {
     EXPECT_TRUE(absl::StrContains(run.out, line)) << line << "\n" << run.out;
   }
 }

@@ -28,17 +28,20 @@ struct RulesetAttr {
   uint64_t handled_access_net = 0;  // ABI 4
   uint64_t scoped = 0;              // ABI 6
 };
-constexpr uint64_t kScopeSignal = uint64_t{1} << 1;  // LANDLOCK_SCOPE_SIGNAL
+constexpr uint64_t kScopeAbstractUnixSocket = uint64_t{1} << 0;  // ..._ABSTRACT_UNIX_SOCKET
+constexpr uint64_t kScopeSignal = uint64_t{1} << 1;              // LANDLOCK_SCOPE_SIGNAL
 constexpr int kScopeAbi = 6;
 
 // Creates a ruleset handling `handled` file-system accesses and, when the kernel has it,
-// scoping signals to the domain.
+// scoping signals and abstract Unix sockets to the domain. Threat: a sandbox that shares the
+// host's network (a terminal) would otherwise connect to the host's abstract sockets (X11,
+// D-Bus, containerd's shims), which are per network namespace, not per file system.
 absl::StatusOr<UniqueFd> CreateRuleset(uint64_t handled, int abi) {
   RulesetAttr attr;
   attr.handled_access_fs = handled;
   size_t size = sizeof(attr.handled_access_fs);
   if (abi >= kScopeAbi) {
-    attr.scoped = kScopeSignal;
+    attr.scoped = kScopeSignal | kScopeAbstractUnixSocket;
     size = sizeof(attr);
   }
   UniqueFd ruleset(static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0)));

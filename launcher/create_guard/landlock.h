@@ -35,7 +35,7 @@ absl::StatusOr<int> LandlockAbi();
 // exist.
 // Beneath `socket_dirs`, bind() of AF_UNIX sockets is allowed too (nothing else): a socket
 // holds no content, so whatever its name, no host program reads code from it.
-// From ABI 6 on, the domain also scopes signals (see ScopeSignals).
+// From ABI 6 on, the domain also scopes signals and abstract Unix sockets (see ScopeSignals).
 absl::Status RestrictCreationTo(const std::vector<std::string>& dirs,
                                 const std::vector<std::string>& socket_dirs = {});
 
@@ -44,7 +44,8 @@ bool SignalScopeAvailable(int abi);
 
 // Sets PR_SET_NO_NEW_PRIVS and enters a Landlock domain that restricts nothing on the file
 // system but signals: the caller and what it later runs can signal (kill, tgkill, pidfd, SIGIO
-// through F_SETOWN) only processes of its own domain or nested ones. A command so scoped
+// through F_SETOWN) only processes of its own domain or nested ones, and connect only to
+// abstract Unix sockets made there. A command so scoped
 // cannot kill the processes that track and end it (its Exec's reaper, the sandbox's init).
 // UNAVAILABLE on a kernel whose Landlock cannot.
 absl::Status ScopeSignals();
