@@ -131,9 +131,18 @@ TEST_P(TerminalTest, ANativeTerminalAsAPersonUsesIt) {
   EXPECT_EQ(ReadFile(work_ + "/made-in-work"), "made\n");
 
   // A resized window reaches the shell.
+  // The window's SIGWINCH and the next keys race in tmux: ask until the new size shows.
   screen.Tmux({"resize-window", "-t", "t", "-x", "120", "-y", "40"});
-  screen.Type("echo size-$(stty size | tr ' ' x)");
-  EXPECT_TRUE(screen.Shows("size-40x120"));
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        const int answers = screen.Count("size-");
+        screen.Type("echo size-$(stty size | tr ' ' x)");
+        (void)PollUntil([&] { return screen.Count("size-") > answers + 1; }, absl::Seconds(10),
+                        "the shell's answer");
+        return absl::StrContains(screen.Contents(), "size-40x120");
+      },
+      absl::Seconds(60), "the resized window to reach the shell"))
+      << screen.Contents();
 
   // Ctrl-C interrupts the foreground job, and the terminal goes on.
   screen.Type("sleep 1001; echo after-sleep-$((2+3))");
