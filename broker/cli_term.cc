@@ -33,7 +33,11 @@ class RawMode {
     if (tcsetattr(0, TCSANOW, &raw) == 0) active_ = true;
   }
   ~RawMode() {
-    if (active_) tcsetattr(0, TCSANOW, &saved_);
+    if (!active_) return;
+    // Threat: replies to queries a sandboxed program printed (a terminal answers some escape
+    // sequences on its input) must not reach the shell this terminal returns to.
+    tcflush(0, TCIFLUSH);
+    tcsetattr(0, TCSANOW, &saved_);
   }
   RawMode(const RawMode&) = delete;
   RawMode& operator=(const RawMode&) = delete;

@@ -1,6 +1,9 @@
 // LauncherService's Terminal RPC: a shell on a PTY the launcher allocates, its stdio and
 // controlling terminal, relayed both ways for as long as the call lasts.
+#include <errno.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -60,6 +63,10 @@ grpc::Status LauncherService::Terminal(
   absl::StatusOr<Pty> pty = OpenPty(first.start().size().rows(), first.start().size().cols());
   if (!pty.ok()) return ToGrpc(pty.status());
   spec->tty_fd = pty->slave.get();
+  // The shell's own terminal, as login gives it: programs that reopen it by name can.
+  if (spec->identity.has_value() && fchown(pty->slave.get(), spec->identity->uid, -1) != 0) {
+    spdlog::warn("terminal {}: chown of its PTY: {}", plan.run_id(), strerror(errno));
+  }
   // Kill and Destroy reach it like any run: Signal names its run id.
   absl::StatusOr<RegisteredRun> run = registry_.Register(plan.run_id(), peer_uid_);
   if (!run.ok()) return ToGrpc(run.status());
