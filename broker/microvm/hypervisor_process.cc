@@ -86,6 +86,8 @@ std::string WaitStatusText(int status) {
   return "ended";
 }
 
+namespace {
+
 int64_t HostTscKhz() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -98,6 +100,17 @@ int64_t HostTscKhz() {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+std::string GuestKernelLine(const std::string& extra) {
+  std::string line = "console=ttyS0 quiet panic=-1 rtc=on";
+  if (const int64_t khz = HostTscKhz(); khz > 0) {
+    absl::StrAppend(&line, " tsc_early_khz=", khz, " tsc=reliable");
+  }
+  if (!extra.empty()) absl::StrAppend(&line, " ", extra);
+  return line;
 }
 
 }  // namespace ccsandbox::broker::microvm

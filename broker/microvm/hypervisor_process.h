@@ -47,9 +47,10 @@ class HypervisorProcess {
 // "exited with status N" / "killed by signal N" / "ended".
 std::string WaitStatusText(int status);
 
-// The host's TSC in kHz from /proc/cpuinfo ("cpu MHz"), 0 when unknown: a guest told it
-// skips the calibration that hung about one TCG boot in five.
-int64_t HostTscKhz();
+// The guest kernel's command line: the serial console, reboot on panic, and the host's TSC
+// (from /proc/cpuinfo's "cpu MHz", when known: a guest told it skips the calibration that hung
+// about one TCG boot in five); then `extra`, when not empty.
+std::string GuestKernelLine(const std::string& extra);
 
 }  // namespace ccsandbox::broker::microvm
 

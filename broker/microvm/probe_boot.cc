@@ -45,10 +45,6 @@ std::string ExitText(int status) {
 }
 
 std::vector<std::string> QemuArgv(const MicrovmConfig& config, const std::string& accel) {
-  std::string append = "console=ttyS0 quiet panic=-1 rtc=on";
-  if (const int64_t khz = HostTscKhz(); khz > 0) {
-    absl::StrAppend(&append, " tsc_early_khz=", khz, " tsc=reliable");
-  }
   return {config.hypervisor,
           "-M",
           "microvm",
@@ -70,7 +66,7 @@ std::vector<std::string> QemuArgv(const MicrovmConfig& config, const std::string
           "-initrd",
           config.initrd,
           "-append",
-          append};
+          GuestKernelLine("")};
 }
 
 std::string FileProblem(const std::string& path, int access_mode) {

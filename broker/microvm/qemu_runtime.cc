@@ -80,43 +80,16 @@ v1::SandboxEvent Event() {
 }
 
 std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir) {
-  // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into qemu's
-  // exit (the default reboot method sometimes spun instead).
-  std::string append = "console=ttyS0 quiet panic=-1 reboot=t rtc=on";
-  if (const int64_t khz = HostTscKhz(); khz > 0) {
-    absl::StrAppend(&append, " tsc_early_khz=", khz, " tsc=reliable");
-  }
   // No -netdev / -nic: the guest has no network device at all.
-  return {config.hypervisor,
-          "-M",
-          "microvm",
-          "-accel",
-          config.accel,
-          "-m",
-          absl::StrCat(config.memory_mib),
-          "-smp",
-          "1",
-          "-nodefaults",
-          "-no-user-config",
-          "-nic",
-          "none",
-          "-display",
-          "none",
-          "-serial",
-          "stdio",
-          "-no-reboot",
-          "-kernel",
-          config.kernel,
-          "-initrd",
-          dir.File("boot.img"),
-          "-append",
-          append,
-          "-device",
-          "virtio-serial-device",
-          "-chardev",
+  return {config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
+          absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
+          "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
+          "-initrd", dir.File("boot.img"), "-append",
+          // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
+          // qemu's exit (the default reboot method sometimes spun instead).
+          GuestKernelLine("reboot=t"), "-device", "virtio-serial-device", "-chardev",
           absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")),
-          "-device",
-          absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+          "-device", absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
 }
 
 absl::StatusOr<UniqueFd> ConnectUnix(const std::string& path) {
