@@ -24,6 +24,8 @@ class HypervisorProcess {
   ~HypervisorProcess() { KillAndReap(); }
 
   // Starts argv[0] in its own process group, stdin /dev/null, stdout + stderr into `output`.
+  // PR_SET_PDEATHSIG fires when the calling *thread* ends: call it from a thread that outlives
+  // the hypervisor (not a pooled RPC thread that may be retired while the guest runs).
   absl::Status Spawn(const std::vector<std::string>& argv, int output);
 
   // The wait status once the process has exited by `deadline`, else nullopt. Polls.
