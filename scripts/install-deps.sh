@@ -28,10 +28,13 @@ packages=(
 command -v npm >/dev/null || packages+=(npm)
 
 # The microVM probe image (guest kernel from Debian's package, busybox initramfs) that
-# tests/e2e_microvm_test boots; built once, after the packages.
+# tests/e2e_microvm_test boots, and the session image tests/microvm_qemu_runtime_test boots;
+# built once, after the packages.
 microvm_image() {
   local dir=/var/cache/ccsandbox/microvm
-  if [ -s "$dir/vmlinuz" ] && [ -s "$dir/probe-initrd.img" ]; then return 0; fi
+  if [ -s "$dir/vmlinuz" ] && [ -s "$dir/probe-initrd.img" ] && [ -s "$dir/agent-initrd.img" ]; then
+    return 0
+  fi
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: no microVM probe image; run as root: scripts/microvm-image.sh $dir" >&2
     return 1

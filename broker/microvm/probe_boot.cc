@@ -25,76 +25,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "base/unique_fd.h"
+#include "broker/microvm/hypervisor_process.h"
 
 namespace ccsandbox::broker::microvm {
 namespace {
 
 constexpr size_t kMaxOutput = 1 << 20;
-
-// The hypervisor's process group: killed (SIGKILL) and reaped when this goes, on every path,
-// so a probe that timed out or failed leaves no hypervisor (nor a script's children) behind.
-class ProbeChild {
- public:
-  ProbeChild() = default;
-  ProbeChild(const ProbeChild&) = delete;
-  ProbeChild& operator=(const ProbeChild&) = delete;
-  ~ProbeChild() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGKILL);
-    kill(pid_, SIGKILL);
-    if (!reaped_) {
-      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-
-  // Starts argv[0] with stdin /dev/null and stdout + stderr into the returned pipe.
-  absl::StatusOr<UniqueFd> Spawn(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(strerror(errno));
-    UniqueFd read_end(fds[0]);
-    UniqueFd write_end(fds[1]);
-    UniqueFd null(open("/dev/null", O_RDONLY | O_CLOEXEC));
-    const pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-    if (pid_ == 0) {
-      // Only async-signal-safe calls from here: the broker may have threads.
-      setpgid(0, 0);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      dup2(null.get(), 0);
-      dup2(write_end.get(), 1);
-      dup2(write_end.get(), 2);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    setpgid(pid_, pid_);  // either side may win the race; both ask for the same group
-    return read_end;
-  }
-
-  // The wait status once the child has exited by `deadline`, else nullopt.
-  std::optional<int> WaitUntil(absl::Time deadline) {
-    while (true) {
-      int status = 0;
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        reaped_ = true;
-        return status;
-      }
-      if (done < 0 && errno != EINTR) return std::nullopt;
-      if (absl::Now() >= deadline) return std::nullopt;
-      absl::SleepFor(absl::Milliseconds(10));
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
 
 std::string ExitText(int status) {
   if (WIFEXITED(status)) {
@@ -108,27 +44,7 @@ std::string ExitText(int status) {
   return "ended before the marker";
 }
 
-// The host's TSC in kHz from /proc/cpuinfo ("cpu MHz"), 0 when unknown: a guest told it
-// skips the calibration that hung about one TCG boot in five.
-int64_t HostTscKhz() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (!absl::StartsWith(line, "cpu MHz")) continue;
-    std::vector<absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(':', 1));
-    double mhz = 0;
-    if (kv.size() == 2 && absl::SimpleAtod(absl::StripAsciiWhitespace(kv[1]), &mhz)) {
-      return static_cast<int64_t>(mhz * 1000);
-    }
-  }
-  return 0;
-}
-
 std::vector<std::string> QemuArgv(const MicrovmConfig& config, const std::string& accel) {
-  std::string append = "console=ttyS0 quiet panic=-1 rtc=on";
-  if (const int64_t khz = HostTscKhz(); khz > 0) {
-    absl::StrAppend(&append, " tsc_early_khz=", khz, " tsc=reliable");
-  }
   return {config.hypervisor,
           "-M",
           "microvm",
@@ -150,7 +66,7 @@ std::vector<std::string> QemuArgv(const MicrovmConfig& config, const std::string
           "-initrd",
           config.initrd,
           "-append",
-          append};
+          GuestKernelLine("")};
 }
 
 std::string FileProblem(const std::string& path, int access_mode) {
@@ -185,12 +101,19 @@ BootAttempt ProbeBoot(const MicrovmConfig& config, const std::string& accel) {
   BootAttempt boot{.accel = accel};
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + config.boot_timeout;
-  ProbeChild child;
-  absl::StatusOr<UniqueFd> out = child.Spawn(QemuArgv(config, accel));
-  if (!out.ok()) {
-    boot.failure = absl::StrCat("cannot start: ", out.status().message());
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    boot.failure = absl::StrCat("cannot start: pipe: ", strerror(errno));
     return boot;
   }
+  std::optional<UniqueFd> out(fds[0]);
+  UniqueFd write_end(fds[1]);
+  HypervisorProcess child;
+  if (absl::Status started = child.Spawn(QemuArgv(config, accel), write_end.get()); !started.ok()) {
+    boot.failure = absl::StrCat("cannot start: ", started.message());
+    return boot;
+  }
+  write_end.Reset();
   std::string output;
   char buffer[4096];
   while (true) {

@@ -1,0 +1,286 @@
+// The in-guest agent (docs/microvm.md): PID 1's last act is to exec it. It opens the
+// virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run at a
+// time, its stdio relayed as frames, its exit reported. A bad frame ends the agent, and with
+// it the guest (it is PID 1): a broken stream is never guessed at.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "broker/microvm/agent_frame.h"
+
+namespace ccsandbox::broker::microvm {
+namespace {
+
+// /dev/vportNpM of the port whose name is `name`, once the driver has it; "" if it never comes.
+std::string FindPort(const std::string& name) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (DIR* dir = opendir("/sys/class/virtio-ports")) {
+      while (dirent* entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') continue;
+        std::ifstream file(std::string("/sys/class/virtio-ports/") + entry->d_name + "/name");
+        std::string line;
+        if (std::getline(file, line) && line == name) {
+          std::string dev = std::string("/dev/") + entry->d_name;
+          closedir(dir);
+          return dev;
+        }
+      }
+      closedir(dir);
+    }
+    usleep(50 * 1000);
+  }
+  return "";
+}
+
+void WriteAll(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += n;
+  }
+}
+
+void Send(int port, FrameType type, const std::string& payload) {
+  WriteAll(port, EncodeFrame(type, payload));
+}
+
+class Run {
+ public:
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+
+  // Starts `request`; false (and why) when it could not (chdir, exec).
+  bool Start(const ExecRequest& request, std::string* error) {
+    int in[2], out[2], err[2], status[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+        pipe2(status, O_CLOEXEC)) {
+      *error = std::string("pipe: ") + strerror(errno);
+      return false;
+    }
+    std::vector<char*> args, envp;
+    for (const std::string& a : request.argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    for (const std::string& e : request.env) envp.push_back(const_cast<char*>(e.c_str()));
+    if (request.env.empty()) envp.push_back(const_cast<char*>("PATH=/bin"));
+    envp.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setsid();
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      signal(SIGPIPE, SIG_DFL);
+      const char* step = "chdir";
+      if (request.workdir.empty() || chdir(request.workdir.c_str()) == 0) {
+        step = "exec";
+        environ = envp.data();
+        execvp(args[0], args.data());
+      }
+      const std::string why = std::string(step) + " " +
+                              (step[0] == 'c' ? request.workdir : request.argv[0]) + ": " +
+                              strerror(errno);
+      WriteAll(status[1], why);
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    close(status[1]);
+    if (pid < 0) {
+      *error = std::string("fork: ") + strerror(errno);
+      close(in[1]);
+      close(out[0]);
+      close(err[0]);
+      close(status[0]);
+      return false;
+    }
+    std::string why;
+    char buffer[512];
+    ssize_t n;
+    while ((n = read(status[0], buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) why.append(buffer, n);
+    }
+    close(status[0]);
+    if (!why.empty()) {
+      waitpid(pid, nullptr, 0);
+      close(in[1]);
+      close(out[0]);
+      close(err[0]);
+      *error = why;
+      return false;
+    }
+    pid_ = pid;
+    stdin_ = in[1];
+    stdout_ = out[0];
+    stderr_ = err[0];
+    fcntl(stdin_, F_SETFL, O_NONBLOCK);
+    return true;
+  }
+
+  void Kill() {
+    if (pid_ > 0) kill(-pid_, SIGKILL);
+  }
+  void AddStdin(const std::string& bytes) {
+    if (stdin_ >= 0) pending_ += bytes;
+  }
+  void CloseStdin() {
+    stdin_eof_ = true;
+    FlushStdin();
+  }
+
+  // The fds to poll: the port first, then this run's.
+  void Fill(std::vector<pollfd>* fds) {
+    if (stdout_ >= 0) fds->push_back({stdout_, POLLIN, 0});
+    if (stderr_ >= 0) fds->push_back({stderr_, POLLIN, 0});
+    if (stdin_ >= 0 && !pending_.empty()) fds->push_back({stdin_, POLLOUT, 0});
+  }
+
+  void Handle(const pollfd& p, int port) {
+    if (p.revents == 0) return;
+    if (p.fd == stdin_) {
+      FlushStdin();
+      return;
+    }
+    char buffer[65536];
+    const ssize_t n = read(p.fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) return;
+    if (n <= 0) {
+      close(p.fd);
+      (p.fd == stdout_ ? stdout_ : stderr_) = -1;
+      return;
+    }
+    Send(port, p.fd == stdout_ ? FrameType::kStdout : FrameType::kStderr, std::string(buffer, n));
+  }
+
+  // Once both outputs are closed: reports the exit when the process has ended.
+  void MaybeFinish(int port) {
+    if (pid_ <= 0 || stdout_ >= 0 || stderr_ >= 0) return;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return;
+    const int32_t code = WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
+    if (stdin_ >= 0) close(stdin_);
+    *this = Run();
+    Send(port, FrameType::kExit, EncodeU32(static_cast<uint32_t>(code)));
+  }
+
+  bool outputs_open() const { return stdout_ >= 0 || stderr_ >= 0; }
+
+ private:
+  void FlushStdin() {
+    while (stdin_ >= 0 && !pending_.empty()) {
+      const ssize_t n = write(stdin_, pending_.data(), pending_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      if (n <= 0) {  // the run closed its stdin: what is left is dropped
+        pending_.clear();
+        break;
+      }
+      pending_.erase(0, n);
+    }
+    if (stdin_eof_ && pending_.empty() && stdin_ >= 0) {
+      close(stdin_);
+      stdin_ = -1;
+    }
+  }
+
+  pid_t pid_ = -1;
+  int stdin_ = -1, stdout_ = -1, stderr_ = -1;
+  std::string pending_;
+  bool stdin_eof_ = false;
+};
+
+int Serve(int port) {
+  FrameDecoder decoder(FrameSide::kFromHost);
+  Run run;
+  char buffer[65536];
+  while (true) {
+    std::vector<pollfd> fds = {{port, POLLIN, 0}};
+    run.Fill(&fds);
+    // Outputs closed but the process not yet reaped: look again soon.
+    const int timeout = run.running() && !run.outputs_open() ? 20 : -1;
+    if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return 1;
+    for (size_t i = 1; i < fds.size(); ++i) run.Handle(fds[i], port);
+    run.MaybeFinish(port);
+    if (fds[0].revents == 0) continue;
+    const ssize_t n = read(port, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // no host on the other end (yet, or any more): its run is not wanted
+      run.Kill();
+      usleep(50 * 1000);
+      continue;
+    }
+    decoder.Feed(buffer, n);
+    Frame frame;
+    std::string error;
+    FrameDecoder::Result result;
+    while ((result = decoder.Next(&frame, &error)) == FrameDecoder::Result::kFrame) {
+      switch (frame.type) {
+        case FrameType::kHello:
+          Send(port, FrameType::kHelloReply, kAgentVersion);
+          break;
+        case FrameType::kExec: {
+          ExecRequest request;
+          if (run.running()) {
+            Send(port, FrameType::kFailed, "a run is already in progress");
+          } else if (!DecodeExec(frame.payload, &request, &error) || !run.Start(request, &error)) {
+            Send(port, FrameType::kFailed, error);
+          } else {
+            Send(port, FrameType::kStarted, EncodeU32(static_cast<uint32_t>(run.pid())));
+          }
+          break;
+        }
+        case FrameType::kStdin:
+          run.AddStdin(frame.payload);
+          break;
+        case FrameType::kStdinEof:
+          run.CloseStdin();
+          break;
+        case FrameType::kKill:
+          run.Kill();
+          break;
+        default:
+          break;  // the decoder only lets host frames through
+      }
+    }
+    if (result == FrameDecoder::Result::kBad) {
+      fprintf(stderr, "ccsandbox-agent: %s\n", error.c_str());
+      run.Kill();
+      return 1;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccsandbox::broker::microvm
+
+int main(int argc, char** argv) {
+  using namespace ccsandbox::broker::microvm;
+  signal(SIGPIPE, SIG_IGN);
+  if (argc != 2) {
+    fprintf(stderr, "usage: ccsandbox-agent PORT-NAME\n");
+    return 2;
+  }
+  const std::string device = FindPort(argv[1]);
+  if (device.empty()) {
+    fprintf(stderr, "ccsandbox-agent: no virtio-serial port named %s\n", argv[1]);
+    return 1;
+  }
+  const int port = open(device.c_str(), O_RDWR | O_CLOEXEC);
+  if (port < 0) {
+    fprintf(stderr, "ccsandbox-agent: %s: %s\n", device.c_str(), strerror(errno));
+    return 1;
+  }
+  return Serve(port);
+}

@@ -1,0 +1,457 @@
+#include "broker/microvm/qemu_runtime.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/unique_fd.h"
+#include "broker/microvm/agent_frame.h"
+#include "broker/microvm/boot_image.h"
+#include "broker/microvm/hypervisor_process.h"
+#include "broker/microvm/probe_result.h"
+
+namespace ccsandbox::broker::microvm {
+namespace {
+
+constexpr size_t kStdinChunk = 64 * 1024;
+constexpr size_t kConsoleTail = 64 * 1024;
+
+// A guest's state directory (boot image, console log, agent socket): removed with all it holds
+// when this goes, after the hypervisor that used it (declare it first).
+class StateDir {
+ public:
+  explicit StateDir(std::string path) : path_(std::move(path)) {}
+  StateDir(const StateDir&) = delete;
+  StateDir& operator=(const StateDir&) = delete;
+  ~StateDir() { Remove(); }
+  void Remove() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+    path_.clear();
+  }
+  std::string File(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
+
+ private:
+  std::string path_;
+};
+
+std::string ConsoleTail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (text.size() > kConsoleTail) text.erase(0, text.size() - kConsoleTail);
+  return text;
+}
+
+// Why a guest ended, from its console and (when known) the hypervisor's wait status.
+std::string EndCause(const std::string& console_path, std::optional<int> status) {
+  const std::string console = ConsoleTail(console_path);
+  const size_t panic = console.find("Kernel panic");
+  if (panic != std::string::npos) {
+    return absl::StrCat("the guest panicked ('", QuotableLine(console.substr(panic)), "')");
+  }
+  return absl::StrCat("the hypervisor ",
+                      status.has_value() ? WaitStatusText(*status) : std::string("has not exited"),
+                      " ('", QuotableLine(console), "')");
+}
+
+v1::SandboxEvent Event() {
+  v1::SandboxEvent event;
+  event.set_backend(v1::SANDBOX_BACKEND_MICROVM);
+  return event;
+}
+
+std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir) {
+  // No -netdev / -nic: the guest has no network device at all.
+  return {config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
+          absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
+          "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
+          "-initrd", dir.File("boot.img"), "-append",
+          // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
+          // qemu's exit (the default reboot method sometimes spun instead).
+          GuestKernelLine("reboot=t"), "-device", "virtio-serial-device", "-chardev",
+          absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")),
+          "-device", absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+}
+
+absl::StatusOr<UniqueFd> ConnectUnix(const std::string& path) {
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  sockaddr_un address{.sun_family = AF_UNIX};
+  if (path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("socket path too long: ", path));
+  }
+  memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    return absl::UnavailableError(absl::StrCat("connect ", path, ": ", strerror(errno)));
+  }
+  return fd;
+}
+
+// The agent's socket: frames out (non-blocking, so a guest that writes while the host
+// writes never deadlocks the two) and frames in.
+class AgentChannel {
+ public:
+  explicit AgentChannel(UniqueFd fd) : fd_(std::move(fd)) {
+    fcntl(fd_.get(), F_SETFL, fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
+  }
+  void Queue(FrameType type, const std::string& payload) { outbox_ += EncodeFrame(type, payload); }
+  // Waits up to `wait` for the socket, writes what it can, reads what is there. An error
+  // (and false) once the channel is broken: closed by the guest or a bad frame.
+  bool Pump(absl::Duration wait, std::vector<Frame>* frames, std::string* error) {
+    pollfd p{.fd = fd_.get(),
+             .events = static_cast<short>(POLLIN | (outbox_.empty() ? 0 : POLLOUT))};
+    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)));
+    if (ready < 0 && errno != EINTR) {
+      *error = absl::StrCat("poll: ", strerror(errno));
+      return false;
+    }
+    if (ready <= 0) return true;
+    if ((p.revents & POLLOUT) && !outbox_.empty()) {
+      const ssize_t n = send(fd_.get(), outbox_.data(), outbox_.size(), MSG_NOSIGNAL);
+      if (n > 0) outbox_.erase(0, n);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        *error = absl::StrCat("the agent's channel: ", strerror(errno));
+        return false;
+      }
+    }
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buffer[65536];
+      const ssize_t n = read(fd_.get(), buffer, sizeof(buffer));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        *error = "the agent's channel closed";
+        return false;
+      }
+      if (n > 0) decoder_.Feed(buffer, n);
+    }
+    Frame frame;
+    FrameDecoder::Result result;
+    while ((result = decoder_.Next(&frame, error)) == FrameDecoder::Result::kFrame) {
+      frames->push_back(std::move(frame));
+    }
+    if (result == FrameDecoder::Result::kBad) {
+      *error = absl::StrCat("a bad frame from the guest agent: ", *error);
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  UniqueFd fd_;
+  FrameDecoder decoder_{FrameSide::kFromGuest};
+  std::string outbox_;
+};
+
+class QemuGuest : public Guest {
+ public:
+  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<HypervisorProcess> process,
+            std::unique_ptr<AgentChannel> channel)
+      : dir_(std::move(dir)), process_(std::move(process)), channel_(std::move(channel)) {}
+  ~QemuGuest() override { Stop(absl::ZeroDuration()).IgnoreError(); }
+
+  absl::Status Exec(const GuestCommand& command,
+                    const std::function<bool(const v1::SandboxEvent&)>& emit) override;
+
+  absl::StatusOr<std::unique_ptr<GuestTerminal>> Terminal(const GuestCommand&, uint16_t, uint16_t,
+                                                          TerminalCallbacks) override {
+    return absl::UnimplementedError(
+        "backend: microvm: a terminal in the microVM is not built yet (issue 20)");
+  }
+
+  absl::Status Stop(absl::Duration grace) override;
+
+  v1::SandboxState State(std::string* cause) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    NoticeEndLocked();
+    if (cause != nullptr) *cause = cause_;
+    return state_;
+  }
+
+ private:
+  // Whether the guest's console says it panicked; rereads the console only when it grew.
+  bool PanickedLocked() const {
+    struct stat st;
+    if (stat(dir_->File("console.log").c_str(), &st) != 0 || st.st_size == console_size_) {
+      return panicked_;
+    }
+    console_size_ = st.st_size;
+    panicked_ = absl::StrContains(ConsoleTail(dir_->File("console.log")), "Kernel panic");
+    return panicked_;
+  }
+  // A guest whose hypervisor has gone while it was meant to run is in error (held: mu_); so
+  // is one that panicked (killed now: a panicked guest may spin rather than exit).
+  void NoticeEndLocked() const {
+    if (state_ != v1::SANDBOX_STATE_WARM && state_ != v1::SANDBOX_STATE_ACTIVE) return;
+    if (PanickedLocked()) process_->KillAndReap();
+    if (const std::optional<int> status = process_->Exited(); status.has_value()) {
+      state_ = v1::SANDBOX_STATE_ERROR;
+      cause_ = EndCause(dir_->File("console.log"), status);
+    }
+  }
+  // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
+  void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit);
+
+  std::mutex exec_mu_;  // one run at a time; Stop waits for it
+  mutable std::mutex mu_;
+  std::unique_ptr<StateDir> dir_;
+  std::unique_ptr<HypervisorProcess> process_;  // guarded by mu_ while a run may be open
+  std::unique_ptr<AgentChannel> channel_;       // guarded by exec_mu_
+  std::atomic<bool> stopping_ = false;
+  mutable off_t console_size_ = 0;
+  mutable bool panicked_ = false;
+  mutable v1::SandboxState state_ = v1::SANDBOX_STATE_WARM;
+  mutable std::string cause_;
+};
+
+void QemuGuest::GuestLost(const std::string& why,
+                          const std::function<bool(const v1::SandboxEvent&)>& emit) {
+  std::string detail;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A broken channel with the hypervisor still up (a bad frame, the agent died): the guest
+    // is not trusted any more, so it is powered off now.
+    const std::optional<int> status = process_->WaitUntil(absl::Now() + absl::Seconds(1));
+    if (!status.has_value()) process_->KillAndReap();
+    detail = stopping_ ? std::string("the microVM was stopped")
+                       : absl::StrCat(why, "; ", EndCause(dir_->File("console.log"), status));
+    if (!stopping_) {
+      state_ = v1::SANDBOX_STATE_ERROR;
+      cause_ = detail;
+    }
+  }
+  v1::SandboxEvent event = Event();
+  event.mutable_killed()->set_reason(stopping_ ? "stopped" : "sandbox-ended");
+  event.mutable_killed()->set_signal(SIGKILL);
+  event.mutable_killed()->set_detail(detail);
+  emit(event);
+}
+
+absl::Status QemuGuest::Exec(const GuestCommand& command,
+                             const std::function<bool(const v1::SandboxEvent&)>& emit) {
+  if (command.argv.empty()) return absl::InvalidArgumentError("empty argv");
+  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    NoticeEndLocked();
+    if (state_ != v1::SANDBOX_STATE_WARM) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the microVM is ", v1::SandboxState_Name(state_),
+                       cause_.empty() ? "" : absl::StrCat(": ", cause_)));
+    }
+    state_ = v1::SANDBOX_STATE_ACTIVE;
+  }
+  ExecRequest request{.argv = command.argv, .workdir = command.workdir};
+  for (const auto& [name, value] : command.env) request.env.push_back(name + "=" + value);
+  channel_->Queue(FrameType::kExec, EncodeExec(request));
+  for (size_t at = 0; at < command.stdin_data.size(); at += kStdinChunk) {
+    channel_->Queue(FrameType::kStdin, command.stdin_data.substr(at, kStdinChunk));
+  }
+  channel_->Queue(FrameType::kStdinEof, "");
+  v1::SandboxEvent starting = Event();
+  starting.mutable_starting();
+  bool wanted = emit(starting);
+
+  const absl::Time deadline = command.timeout > absl::ZeroDuration() ? absl::Now() + command.timeout
+                                                                     : absl::InfiniteFuture();
+  std::string kill_reason, kill_detail;
+  auto kill_run = [&](std::string reason, std::string detail) {
+    if (!kill_reason.empty()) return;
+    kill_reason = std::move(reason);
+    kill_detail = std::move(detail);
+    channel_->Queue(FrameType::kKill, "");
+  };
+  auto back_to_warm = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == v1::SANDBOX_STATE_ACTIVE) state_ = v1::SANDBOX_STATE_WARM;
+  };
+  while (true) {
+    if (!wanted) kill_run("stopped", "the client cancelled the run");
+    if (absl::Now() >= deadline) {
+      kill_run("timeout", absl::StrCat("timeout after ", absl::FormatDuration(command.timeout)));
+    }
+    std::vector<Frame> frames;
+    std::string error;
+    if (stopping_ || !channel_->Pump(absl::Milliseconds(100), &frames, &error)) {
+      GuestLost(stopping_ ? "stopped" : error, emit);
+      return absl::OkStatus();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (PanickedLocked()) {
+        error = "the guest panicked";
+        process_->KillAndReap();
+      } else if (process_->Exited().has_value()) {
+        error = "the hypervisor exited";
+      }
+    }
+    if (!error.empty()) {
+      GuestLost(error, emit);
+      return absl::OkStatus();
+    }
+    for (const Frame& frame : frames) {
+      v1::SandboxEvent event = Event();
+      switch (frame.type) {
+        case FrameType::kStarted:
+          // The sandbox's outermost host process: the hypervisor.
+          event.mutable_ready()->set_pid(process_->pid());
+          break;
+        case FrameType::kStdout:
+          event.set_stdout(frame.payload);
+          break;
+        case FrameType::kStderr:
+          event.set_stderr(frame.payload);
+          break;
+        case FrameType::kFailed: {
+          // As a shell reports a command it cannot run: the reason on stderr, status 127.
+          event.set_stderr(absl::StrCat("ccsandbox-agent: ", frame.payload, "\n"));
+          if (wanted) emit(event);
+          v1::SandboxEvent exit = Event();
+          exit.mutable_exit()->set_exit_code(127);
+          back_to_warm();
+          if (wanted) emit(exit);
+          return absl::OkStatus();
+        }
+        case FrameType::kExit: {
+          const int32_t code = static_cast<int32_t>(DecodeU32(frame.payload));
+          if (!kill_reason.empty()) {
+            event.mutable_killed()->set_reason(kill_reason);
+            event.mutable_killed()->set_signal(code < 0 ? -code : SIGKILL);
+            event.mutable_killed()->set_detail(kill_detail);
+          } else {
+            event.mutable_exit()->set_exit_code(code);
+          }
+          back_to_warm();
+          if (wanted) emit(event);
+          return absl::OkStatus();
+        }
+        default:
+          continue;  // kHelloReply: a late answer, nothing to report
+      }
+      if (wanted) wanted = emit(event);
+    }
+  }
+}
+
+absl::Status QemuGuest::Stop(absl::Duration grace) {
+  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
+    // SIGTERM: qemu powers the VM off and exits; a run in progress sees its channel close.
+    process_->Signal(SIGTERM);
+  }
+  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
+  process_->WaitUntil(absl::Now() + grace);
+  process_->KillAndReap();
+  channel_.reset();
+  dir_->Remove();
+  state_ = v1::SANDBOX_STATE_DESTROYED;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec& spec) {
+  // Not yet in the guest (issue 20): refused, never pretended.
+  if (spec.bind_mounts_size() > 0) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: sharing bind mounts into the microVM is not built yet (issue 20); "
+        "this spec has bind mounts");
+  }
+  if (spec.network_enabled()) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: egress from the microVM through the session's proxies is not built "
+        "yet (issue 20); this spec enables the network");
+  }
+  if (absl::StrContains(config_.state_root, ",")) {
+    return absl::InvalidArgumentError("the microVM state root may not contain a comma");
+  }
+  std::string path = absl::StrCat(config_.state_root, "/ccsandbox-microvm-XXXXXX");
+  if (mkdtemp(path.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+  }
+  // Declared before the process: a failed Start kills the hypervisor, then removes its files.
+  auto dir = std::make_unique<StateDir>(path);
+  if (dir->File("agent.sock").size() >= sizeof(sockaddr_un::sun_path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the microVM state root is too long for a socket path: ", path));
+  }
+  if (absl::Status written = WriteBootImage(config_.image, config_.agent, dir->File("boot.img"));
+      !written.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("backend: microvm: the session image: ", written.message()));
+  }
+  const std::string console_path = dir->File("console.log");
+  UniqueFd console(open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!console.valid()) {
+    return absl::InternalError(absl::StrCat("open ", console_path, ": ", strerror(errno)));
+  }
+  auto process = std::make_unique<HypervisorProcess>();
+  if (absl::Status spawned = process->Spawn(QemuArgv(config_, *dir), console.get());
+      !spawned.ok()) {
+    return absl::UnavailableError(absl::StrCat("backend: microvm: ", spawned.message()));
+  }
+  console.Reset();
+  const absl::Time deadline = absl::Now() + config_.boot_timeout;
+  auto failed = [&](const std::string& what) {
+    return absl::UnavailableError(absl::StrCat("backend: microvm: the boot failed: ", what, "; ",
+                                               EndCause(console_path, process->Exited())));
+  };
+  // qemu creates the socket once it is up; the agent answers once the guest has booted.
+  std::unique_ptr<AgentChannel> channel;
+  while (channel == nullptr) {
+    if (process->Exited().has_value()) return failed("the hypervisor ended before its socket");
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("backend: microvm: no agent socket within ",
+                                                      absl::FormatDuration(config_.boot_timeout)));
+    }
+    absl::StatusOr<UniqueFd> fd = ConnectUnix(dir->File("agent.sock"));
+    if (fd.ok()) {
+      channel = std::make_unique<AgentChannel>(std::move(*fd));
+    } else {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+  channel->Queue(FrameType::kHello, "");
+  while (true) {
+    std::vector<Frame> frames;
+    std::string error;
+    if (!channel->Pump(absl::Milliseconds(100), &frames, &error)) return failed(error);
+    for (const Frame& frame : frames) {
+      if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
+        return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
+      }
+      return std::unique_ptr<Guest>(
+          std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel)));
+    }
+    if (process->Exited().has_value()) return failed("the hypervisor ended before the agent");
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("backend: microvm: the guest's agent did not answer within ",
+                       absl::FormatDuration(config_.boot_timeout), " ('",
+                       QuotableLine(ConsoleTail(console_path)), "')"));
+    }
+  }
+}
+
+}  // namespace ccsandbox::broker::microvm
