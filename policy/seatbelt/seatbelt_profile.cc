@@ -1,5 +1,6 @@
 #include "policy/seatbelt/seatbelt_profile.h"
 
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -22,29 +23,26 @@ constexpr const char* kDeviceRegexes[] = {"^/dev/ttys[0-9]+$"};
 // macOS resolves names through mDNSResponder's socket, the one Unix socket a run may reach.
 constexpr const char* kDnsSocket = "/private/var/run/mDNSResponder";
 
-// Every spelling of `path`: a plain path as path_spellings.h; a glob also with its glob-free
-// parent directory resolved (/etc/ssh/x_* -> /private/etc/ssh/x_*), since the kernel matches
-// the resolved path and a rule against /etc never fires on macOS.
-std::vector<std::string> PathSpellings(const std::string& path, const PathResolver& resolver) {
-  if (!IsGlob(path)) return Spellings(path, resolver);
-  const size_t glob = path.find_first_of("*?");
-  const size_t slash = path.rfind('/', glob);
-  if (slash == std::string::npos || slash == 0) return {path};
+// A glob with its glob-free parent directory resolved (/etc/ssh/x_* -> /private/etc/ssh/x_*),
+// or nullopt: the kernel matches the resolved path and a rule against /etc never fires on macOS.
+std::optional<std::string> ResolvedGlob(const std::string& path, const PathResolver& resolver) {
+  if (!IsGlob(path)) return std::nullopt;
+  const size_t slash = path.rfind('/', path.find_first_of("*?"));
+  if (slash == std::string::npos || slash == 0) return std::nullopt;
   std::optional<std::string> parent = resolver.Resolve(path.substr(0, slash));
-  if (!parent.has_value() || *parent == path.substr(0, slash)) return {path};
-  return {path, absl::StrCat(*parent, path.substr(slash))};
+  if (!parent.has_value() || *parent == path.substr(0, slash)) return std::nullopt;
+  return absl::StrCat(*parent, path.substr(slash));
 }
 
+// Every spelling of every path (path_spellings.h), a glob's resolved parent included.
 std::vector<std::string> AllPathSpellings(const std::vector<std::string>& paths,
                                           const PathResolver& resolver) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
+  std::vector<std::string> expanded;
   for (const std::string& path : paths) {
-    for (std::string& spelling : PathSpellings(path, resolver)) {
-      if (seen.insert(spelling).second) out.push_back(std::move(spelling));
-    }
+    expanded.push_back(path);
+    if (std::optional<std::string> glob = ResolvedGlob(path, resolver)) expanded.push_back(*glob);
   }
-  return out;
+  return AllSpellings(expanded, resolver);
 }
 
 // The strict ancestors of an absolute path's glob-free part, "/" excluded.
