@@ -68,6 +68,11 @@ struct BrokerConfig {
   // A terminal's backend when its client names none (--terminal-default-backend): "" = none,
   // the spec's default (the host shell).
   std::string terminal_default_backend;
+  // Open terminals at most (--max-terminals).
+  uint32_t max_terminals = 64;
+  // The --listen address when it is not a Unix socket (--allow-tcp-listen): a native terminal
+  // shares the host's network, which reaches that unauthenticated listener.
+  std::string tcp_listener;
 };
 
 class BrokerService final : public v1::SandboxBroker::Service {

@@ -14,8 +14,11 @@
 #include "base/real_host_view.h"
 #include "broker/broker_service.h"
 #include "broker/deny_scan.h"
+#include "broker/spec_paths.h"
 #include "policy/plan/input_limits.h"
 #include "policy/plan/launch_plan.h"
+#include "policy/plan/path_spellings.h"
+#include "policy/plan/spec_validation.h"
 #include "policy/plan/terminal_profile.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -25,6 +28,8 @@ namespace {
 
 // How long a client has, once the shell's end was sent, to close its side of the call.
 constexpr absl::Duration kCloseGrace = absl::Seconds(5);
+// The largest keystroke message taken (a paste is split by any client well below this).
+constexpr size_t kMaxTerminalData = 1 << 20;
 
 absl::Status CheckDirectory(absl::string_view field, const std::string& path) {
   struct stat st;
@@ -63,32 +68,61 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanTerminal(const v1::TerminalOpe
   }
   inputs.term = open.term();
   inputs.base_env = policy::DefaultEnvironment(choice.actual, config_.host_env);
-  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
-    // The secrets under $HOME in both spellings, and the system's (no tree is walked).
-    ScanRequest scan;
-    scan.home_dirs = {inputs.home};
-    absl::StatusOr<policy::DenyScan> found = ScanForDenyPaths(scan);
-    if (!found.ok()) return found.status();
-    found->secrets = policy::TerminalSecretPaths(inputs.home);
-    inputs.deny_read = policy::ResolveDenyPaths(*found, RealPathResolver()).read;
-    for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
-      if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
+  if (choice.actual != v1::SANDBOX_BACKEND_NATIVE) return policy::BuildTerminalPlan(inputs);
+
+  // Threat: a spelling through a symlink ($HOME itself a link, a workdir linking to $HOME)
+  // would bind the tree where no secret's spelling lands. Everything below works on what each
+  // path resolves to now, and the launcher binds exactly that object (dev/ino).
+  for (const auto& [field, path] :
+       {std::pair{"HOME", &inputs.home}, std::pair{"workingDirectory", &inputs.workdir}}) {
+    char resolved[PATH_MAX];
+    if (realpath(path->c_str(), resolved) == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(field, ": ", *path, " does not resolve"));
     }
-    // A writable $HOME that holds the control plane would hand it to the shell: checked on
-    // what each path resolves to, not on its spelling.
-    for (const auto& [field, mount] :
-         {std::pair{"HOME", &inputs.home}, std::pair{"workingDirectory", &inputs.workdir}}) {
-      char resolved[PATH_MAX];
-      if (realpath(mount->c_str(), resolved) == nullptr) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(field, ": ", *mount, " does not resolve"));
-      }
-      if (absl::Status s =
-              policy::CheckResolvedBind(field, *mount, resolved, config_.forbidden_dirs);
-          !s.ok()) {
-        return absl::FailedPreconditionError(s.message());
-      }
+    if (absl::Status s = policy::CheckResolvedBind(field, *path, resolved, config_.forbidden_dirs);
+        !s.ok()) {
+      return absl::FailedPreconditionError(s.message());
     }
+    struct stat st;
+    if (lstat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(field, ": ", *path, " changed while it was checked"));
+    }
+    *path = resolved;
+    inputs.bind_ids[resolved] = {static_cast<uint64_t>(st.st_dev),
+                                 static_cast<uint64_t>(st.st_ino)};
+  }
+  // The same decisions as a writable native session over $HOME and the working directory: the
+  // deny scan of both trees (secrets at any depth, sockets hidden, what the host runs or trusts
+  // made read-only and guarded against creation: the boundary rules hold in a terminal too) —
+  // without the dispatch-only filename patterns (.env, *.key, *.pem).
+  v1::SandboxSpec spec;
+  spec.set_session_id(id);
+  spec.set_mode("chat");
+  spec.mutable_write_deny_patterns();  // explicitly none
+  for (const std::string& mount : policy::TerminalMounts(inputs.home, inputs.workdir)) {
+    v1::SandboxBindMount* bind = spec.add_bind_mounts();
+    bind->set_host_path(mount);
+    bind->set_guest_path(mount);
+  }
+  if (absl::Status valid = policy::ValidateSpec(spec, v1::SANDBOX_BACKEND_NATIVE); !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status valid = CheckSpecPaths(spec, v1::SANDBOX_BACKEND_NATIVE, config_.forbidden_dirs);
+      !valid.ok()) {
+    return valid;
+  }
+  absl::StatusOr<SessionPolicy> decided = DecideSessionPolicy(spec, v1::SANDBOX_BACKEND_NATIVE);
+  if (!decided.ok()) return decided.status();
+  inputs.deny = std::move(decided->deny);
+  inputs.create_guard = std::move(decided->guard_plan);
+  // The spec's list of $HOME's secrets, whether the broker's home directories include it or not.
+  for (const std::string& path :
+       policy::AllSpellings(policy::TerminalSecretPaths(inputs.home), RealPathResolver())) {
+    inputs.deny.read.push_back(path);
+  }
+  for (const policy::ForbiddenDir& dir : config_.forbidden_dirs) {
+    if (!dir.bindable_below) inputs.forbidden_dirs.push_back(dir.path);
   }
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildTerminalPlan(inputs);
   if (plan.ok()) {
@@ -123,6 +157,19 @@ grpc::Status BrokerService::Terminal(
       config_.terminal_default_backend == "microvm") {
     spdlog::warn("terminal: {}", choice->note);  // the degraded default, said out loud
   }
+  if (choice->actual == v1::SANDBOX_BACKEND_NATIVE && !config_.tcp_listener.empty()) {
+    // Threat: the terminal profile shares the host's network, and so reaches an
+    // unauthenticated TCP listener of this broker, which opens host shells for anyone.
+    return ToGrpc(absl::FailedPreconditionError(absl::StrCat(
+        "backend: a native terminal shares the host's network, and this broker listens "
+        "unauthenticated on ",
+        config_.tcp_listener, " (--allow-tcp-listen): it would open a host shell from inside")));
+  }
+  if (!terminals_.Reserve(config_.max_terminals)) {
+    return ToGrpc(absl::ResourceExhaustedError(absl::StrCat(
+        "terminal: ", config_.max_terminals, " are open (--max-terminals); close one first")));
+  }
+  absl::Cleanup release = [this] { terminals_.Unreserve(); };
   const std::string id = NextRunId("term");
   absl::StatusOr<v1::LaunchPlan> plan = PlanTerminal(open, *choice, id);
   if (!plan.ok()) {
@@ -146,17 +193,35 @@ grpc::Status BrokerService::Terminal(
 
   absl::Notification input_done;
   std::thread input([&] {
+    bool told_bad_input = false;  // one log line per terminal, however many come
     v1::TerminalInput in;
     while (stream->Read(&in)) {
       v1::LauncherTerminalInput forward;
       switch (in.input_case()) {
         case v1::TerminalInput::kData:
+          if (in.data().size() > kMaxTerminalData) {
+            // Keystrokes come in small pieces; a huge one only fills both daemons' memory.
+            spdlog::warn("terminal {}: a data message of {} bytes (at most {}): hung up", id,
+                         in.data().size(), kMaxTerminalData);
+            context->TryCancel();
+            continue;
+          }
           forward.set_data(in.data());
           break;
         case v1::TerminalInput::kResize:
+          if (!policy::ValidTerminalSize(in.resize())) {
+            if (!told_bad_input) spdlog::warn("terminal {}: bad resize ignored", id);
+            told_bad_input = true;
+            continue;
+          }
           *forward.mutable_resize() = in.resize();
           break;
         case v1::TerminalInput::kSignal:
+          if (!policy::IsTerminalSignal(in.signal())) {
+            if (!told_bad_input) spdlog::warn("terminal {}: signal {} ignored", id, in.signal());
+            told_bad_input = true;
+            continue;
+          }
           forward.set_signal(in.signal());
           break;
         default:
@@ -191,6 +256,11 @@ grpc::Status BrokerService::Terminal(
     if (out.has_ended()) {
       out.mutable_ended()->set_session_id(id);
       out.mutable_ended()->set_backend(choice->actual);
+    }
+    if (out.has_event()) {
+      out.mutable_event()->set_session_id(id);
+      out.mutable_event()->set_backend(choice->actual);
+      if (out.event().has_violation()) config_.metrics.Violation(out.event().violation().action());
     }
     if (!stream->Write(out)) {
       call_context.TryCancel();  // the client stopped taking output: end the terminal

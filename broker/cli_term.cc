@@ -171,6 +171,12 @@ int RunTerm(v1::SandboxBroker::Stub& stub, const TermFlags& flags) {
     };
     while (call->Read(&out)) {
       if (out.has_data() && !WriteAll(1, out.data())) context.TryCancel();
+      if (out.has_event() && out.event().has_violation()) {
+        // A denial says so, on its own line, whatever the shell was printing.
+        std::cerr << "\r\nsandboxctl: denied " << out.event().violation().action() << " "
+                  << out.event().violation().target() << "\r\n"
+                  << std::flush;
+      }
       if (out.has_ended()) {
         stop_input();
         const v1::SandboxEvent& ended = out.ended();

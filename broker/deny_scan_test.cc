@@ -100,20 +100,24 @@ TEST_F(DenyScanTest, FindsEveryDenyPathAtAnyDepth) {
   const std::string want_ops = absl::StrJoin(
       {"--bind " + h + " " + h,                               // the bind
        "--bind " + h + "/w/state " + h + "/w/state",          // runner state, writable
+       "--bind " + h + "/.config " + h + "/.config",          // a nested secret's ancestor pinned
        "--tmpfs " + h + "/.ssh --remount-ro " + h + "/.ssh",  // secret found in the tree
-       "--ro-bind " + h + "/.bashrc " + h + "/.bashrc",       // rc file
        "--bind " + h + "/w " + h + "/w",                      // ancestor pinned
-       "--bind " + h + "/w/state " + h + "/w/state",  // the mount nested in the pin, bound again
+       "--bind " + h + "/w/state " + h + "/w/state",     // the mount nested in the pin, bound again
+       "--ro-bind " + h + "/.bashrc " + h + "/.bashrc",  // rc file
        "--tmpfs " + h + "/.config/gh --remount-ro " + h + "/.config/gh",  // home secret
-       "--ro-bind " + h + "/w/notes.txt " + h + "/w/notes.txt",           // protected (glob match)
-       "--ro-bind " + h + "/w/.mcp.json " + h + "/w/.mcp.json",           // agent config
-       "--bind " + h + "/w/a " + h + "/w/a", "--bind " + h + "/w/repo " + h + "/w/repo",
+       "--bind " + h + "/w/vendor " + h + "/w/vendor",           // pinned: w/vendor/.aws is hidden
+       "--ro-bind " + h + "/w/notes.txt " + h + "/w/notes.txt",  // protected (glob match)
+       "--ro-bind " + h + "/w/.mcp.json " + h + "/w/.mcp.json",  // agent config
+       "--bind " + h + "/w/a " + h + "/w/a",
+       "--bind " + h + "/w/repo " + h + "/w/repo",
        "--tmpfs " + h + "/w/vendor/.aws --remount-ro " + h + "/w/vendor/.aws",
        "--bind " + h + "/w/a/b " + h + "/w/a/b",
        "--bind " + h + "/w/repo/.git " + h + "/w/repo/.git",
        "--ro-bind " + h + "/w/a/b/.zshrc " + h + "/w/a/b/.zshrc",  // nested rc file
        "--ro-bind " + h + "/w/repo/.git/config " + h + "/w/repo/.git/config",
-       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks", std::string("--chdir")},
+       "--ro-bind " + h + "/w/repo/.git/hooks " + h + "/w/repo/.git/hooks",
+       std::string("--chdir")},
       " ");
   EXPECT_NE(got.find(want_ops), std::string::npos) << got;
   // The literal spelling of the protected checkout goes through the symlink: bwrap would

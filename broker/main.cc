@@ -70,6 +70,9 @@ ABSL_FLAG(std::string, terminal_default_backend, "none",
           "shell, reported as none), native (the fixed terminal profile) or microvm (degrades to "
           "native, with a log line, where no microVM can boot)");
 
+ABSL_FLAG(uint32_t, max_terminals, 64,
+          "open terminals at most (the Terminal RPC); one more is RESOURCE_EXHAUSTED");
+
 ABSL_FLAG(std::string, data_dir, "",
           "where conversations' copy-on-write worktrees live (the SandboxWorkspace service; "
           "docs/workspaces.md): created 0700, locked while this broker runs, on a file system "
@@ -165,7 +168,9 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
         "UNAUTHENTICATED: --listen={} is not a Unix socket; every process that can "
         "connect to it can launch sandboxes and run commands as this broker",
         setup.listen);
+    config.tcp_listener = setup.listen;
   }
+  config.max_terminals = absl::GetFlag(FLAGS_max_terminals);
   std::string sandbox = absl::GetFlag(FLAGS_sandbox);
   if (sandbox.empty()) {
     const char* env = getenv("CC_SERVER_SANDBOX");

@@ -48,4 +48,16 @@ std::vector<std::string> TerminalTable::Ids() const {
   return ids;
 }
 
+bool TerminalTable::Reserve(size_t limit) {
+  absl::MutexLock lock(&mu_);
+  if (reserved_ >= limit) return false;
+  ++reserved_;
+  return true;
+}
+
+void TerminalTable::Unreserve() {
+  absl::MutexLock lock(&mu_);
+  if (reserved_ > 0) --reserved_;
+}
+
 }  // namespace ccsandbox::broker

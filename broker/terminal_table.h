@@ -46,6 +46,10 @@ class TerminalTable {
   // Runs `hang_up` of terminal `id`; false when there is none.
   bool HangUp(const std::string& id) const;
   std::vector<std::string> Ids() const;
+  // Takes one of `limit` places for a terminal's call, for its whole life (opening included);
+  // false when all are taken. Unreserve gives it back when the call ends.
+  bool Reserve(size_t limit);
+  void Unreserve();
 
  private:
   void Remove(const std::string& id);
@@ -56,6 +60,7 @@ class TerminalTable {
   };
   mutable absl::Mutex mu_;
   std::map<std::string, Open> open_ ABSL_GUARDED_BY(mu_);
+  size_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ccsandbox::broker

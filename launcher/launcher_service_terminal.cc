@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "launcher/launcher_service.h"
+#include "launcher/terminal/event_queue.h"
 #include "launcher/terminal/pty.h"
 #include "launcher/terminal/terminal_relay.h"
 #include "proto/grpc_status.h"
@@ -69,7 +70,24 @@ grpc::Status LauncherService::Terminal(
   }
   pty->slave.Reset();  // only the shell holds it: its end closes the PTY
   fds.seccomp.Reset();
+  fds.guard_shim.Reset();  // only the shim holds its end now
   const pid_t pid = (*process)->pid();
+  // The trusted-name rules of every writable native sandbox hold in a terminal too: its
+  // denials go out on the stream as events, from the relay's thread.
+  TerminalEventQueue events;
+  std::unique_ptr<CreateSupervisor> guard;
+  if (plan.has_create_guard()) {
+    absl::StatusOr<std::unique_ptr<CreateSupervisor>> started =
+        StartCreateGuard(plan, plan.run_id(), std::move(fds.guard_launcher), events);
+    if (!started.ok()) {
+      // The shim waits for nobody: without our end it fails and the shell never starts.
+      spdlog::error("terminal {}: create guard: {}", plan.run_id(),
+                    std::string(started.status().message()));
+      (*process)->SignalGroup(SIGKILL);
+      return ToGrpc(started.status());
+    }
+    guard = *std::move(started);
+  }
   spdlog::info("terminal {} opened: uid {}, backend {}, pid {}", plan.run_id(), peer_uid_,
                plan.backend() == v1::SANDBOX_BACKEND_NATIVE ? "native" : "none", pid);
   TerminalRelay relay(std::move(pty->master), **process, pid, run->control());
@@ -112,11 +130,30 @@ grpc::Status LauncherService::Terminal(
     if (!input_done.WaitForNotificationWithTimeout(kCloseGrace)) context->TryCancel();
     input.join();
   };
-  const TerminalRelay::End end = relay.Run([&](absl::string_view data) {
-    v1::TerminalOutput out;
-    out.set_data(std::string(data));
-    return stream->Write(out);
-  });
+  auto send_events = [&] {
+    size_t dropped = 0;
+    for (v1::SandboxEvent& event : events.Take(&dropped)) {
+      v1::TerminalOutput out;
+      event.set_session_id(plan.session_id());
+      event.set_backend(plan.backend());
+      *out.mutable_event() = std::move(event);
+      if (!stream->Write(out)) events.Cancel();
+    }
+    if (dropped > 0) {
+      spdlog::warn("terminal {}: {} denial events dropped (a storm)", plan.run_id(), dropped);
+    }
+  };
+  const TerminalRelay::End end = relay.Run(
+      [&](absl::string_view data) {
+        v1::TerminalOutput out;
+        out.set_data(std::string(data));
+        return stream->Write(out);
+      },
+      {events.wake_fd(), send_events});
+  if (guard != nullptr) {
+    guard->Join();  // every trapped call answered: its last events are queued
+    send_events();
+  }
   const v1::TerminalOutput ended = EndedOutput(plan, end);
   spdlog::info("terminal {} ended: {}", plan.run_id(), ended.ended().ShortDebugString());
   stream->Write(ended);

@@ -77,6 +77,8 @@ class TerminalTest : public ::testing::TestWithParam<bool> {
     std::filesystem::create_directories(home_ + "/.ssh");
     std::ofstream(home_ + "/.ssh/id_ed25519") << kSecret << "\n";
     std::ofstream(home_ + "/.bashrc") << "PS1='term-prompt$ '\n";
+    std::filesystem::create_directories(home_ + "/.config/gh");
+    std::ofstream(home_ + "/.config/gh/hosts.yml") << kSecret << "-gh\n";
     std::filesystem::permissions(home_, std::filesystem::perms(0755));
     DaemonOptions options;
     options.unprivileged_broker = GetParam();
@@ -262,6 +264,102 @@ TEST_P(TerminalTest, NativeHasTheNetworkButNotTheHost) {
        {"net-ok", "sysctl-refused", "control-plane-hidden", "no-launcher-socket"}) {
     EXPECT_TRUE(absl::StrContains(run.out, line)) << line << "\n" << run.out;
   }
+}
+
+// The secrets stay hidden whatever the spelling and whatever the shell renames: a working
+// directory that is a link to $HOME, a $HOME that is itself a link, a secret's parent moved away
+// so that the next terminal would find it elsewhere.
+TEST_P(TerminalTest, SecretsHoldAgainstOtherSpellingsAndRenames) {
+  auto run = [&](Daemons& daemons, const std::string& workdir, const std::string& script) {
+    return RunProgram({Runfile("broker/sandboxctl"), "--broker=" + daemons.broker_address(), "term",
+                       "--backend=native", "--workdir=" + workdir},
+                      std::nullopt, script + "\nexit 0\n");
+  };
+  const std::string link = work_ + "/home-link";
+  std::filesystem::create_directory_symlink(home_, link);
+  ProgramResult via_link =
+      run(*daemons_, link,
+          absl::StrCat("cat ", link, "/.ssh/id_ed25519 ~/.ssh/id_ed25519 ~/.config/gh/hosts.yml; ",
+                       "pwd"));
+  EXPECT_EQ(via_link.exit_code, 0) << via_link.err;
+  EXPECT_FALSE(absl::StrContains(via_link.out, kSecret)) << via_link.out;
+
+  // Renaming a secret's parent fails inside; the next terminal finds it where it was, hidden.
+  ProgramResult moved = run(*daemons_, work_,
+                            "mv ~/.config ~/.cfg-x && echo moved-$((0+1)); "
+                            "mv ~/.ssh ~/.ssh-x && echo moved-$((0+2)); echo tried-$((1+1))");
+  EXPECT_TRUE(absl::StrContains(moved.out, "tried-2")) << moved.out;
+  EXPECT_FALSE(absl::StrContains(moved.out, "moved-1")) << moved.out;  // ~/.config stayed
+  EXPECT_FALSE(absl::StrContains(moved.out, "moved-2")) << moved.out;  // ~/.ssh stayed
+  EXPECT_TRUE(absl::StrContains(moved.out, "Device or resource busy")) << moved.out;
+  EXPECT_TRUE(PathExists(home_ + "/.config/gh/hosts.yml"));
+  ProgramResult next = run(*daemons_, work_, "cat ~/.cfg-x/gh/hosts.yml ~/.config/gh/hosts.yml");
+  EXPECT_FALSE(absl::StrContains(next.out, kSecret)) << next.out;
+
+  // A broker whose $HOME is a link.
+  DaemonOptions options;
+  options.unprivileged_broker = GetParam();
+  options.broker_env = {"HOME=" + link, "SHELL=/bin/bash"};
+  std::unique_ptr<Daemons> linked = MustStart(options);
+  ASSERT_NE(linked, nullptr);
+  ProgramResult home_link =
+      run(*linked, work_, "cat ~/.ssh/id_ed25519 ~/.config/gh/hosts.yml; echo home-$((2+2))");
+  EXPECT_TRUE(absl::StrContains(home_link.out, "home-4")) << home_link.out << home_link.err;
+  EXPECT_FALSE(absl::StrContains(home_link.out, kSecret)) << home_link.out;
+}
+
+// Terminals are capped (--max-terminals): one more is refused, a closed one frees its place.
+TEST_P(TerminalTest, OpenTerminalsAreCapped) {
+  DaemonOptions options;
+  options.unprivileged_broker = GetParam();
+  options.broker_env = {"HOME=" + home_, "SHELL=/bin/bash"};
+  options.broker_flags = {"--max-terminals=1"};
+  std::unique_ptr<Daemons> capped = MustStart(options);
+  ASSERT_NE(capped, nullptr);
+  Screen screen(capped->dir(), "capped");
+  ASSERT_TRUE(screen.Shows("outer$"));
+  screen.Type(absl::StrCat(Runfile("broker/sandboxctl"), " --broker=", capped->broker_address(),
+                           " term --workdir=", work_));
+  ASSERT_TRUE(screen.Shows("term-prompt$"));
+  ProgramResult second = capped->Sandboxctl({"term", "--workdir=" + work_});
+  EXPECT_EQ(second.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(second.err, "1 are open (--max-terminals)")) << second.err;
+  const int outer_prompts = screen.Count("outer$");
+  screen.Type("exit");
+  ASSERT_TRUE(screen.ShowsAgain("outer$", outer_prompts));
+  ProgramResult third =
+      RunProgram({Runfile("broker/sandboxctl"), "--broker=" + capped->broker_address(), "term",
+                  "--workdir=" + work_},
+                 std::nullopt, "exit 4\n");
+  EXPECT_EQ(third.exit_code, 4) << third.err;
+}
+
+// The boundary rules hold in a terminal: what the host runs or trusts (start-up files, git
+// hooks) cannot be changed or created, and says so; the host's sockets in $HOME are hidden.
+TEST_P(TerminalTest, StartUpFilesAndHostSocketsAreOutOfReach) {
+  const std::string socket = home_ + "/host-tmux.sock";
+  RunProgram(
+      {"tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "h", "sleep", "1006"});
+  daemons_->GiveToCaller(socket);
+  ASSERT_TRUE(WaitForProcessMatching("sleep 1006", 30));
+  ProgramResult run =
+      RunProgram({Runfile("broker/sandboxctl"), "--broker=" + daemons_->broker_address(), "term",
+                  "--backend=native", "--workdir=" + work_},
+                 std::nullopt,
+                 absl::StrCat("echo evil >> ~/.bashrc || echo rc-append-refused-$((1))\n",
+                              "echo evil > ~/.bash_profile || echo profile-refused-$((2))\n",
+                              "mkdir -p .git/hooks 2>/dev/null; ", "test -S ", socket,
+                              " || echo socket-hidden-$((3))\n", "exit 0\n"));
+  RunProgram({"tmux", "-S", socket, "kill-server"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* said : {"rc-append-refused-1", "profile-refused-2", "socket-hidden-3"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, said)) << said << "\n" << run.out;
+  }
+  EXPECT_TRUE(absl::StrContains(run.err,
+                                "sandboxctl: denied file-write-create " + home_ + "/.bash_profile"))
+      << run.err;
+  EXPECT_EQ(ReadFile(home_ + "/.bashrc"), "PS1='term-prompt$ '\n");
+  EXPECT_FALSE(PathExists(home_ + "/.bash_profile"));
 }
 
 // What cannot be honoured fails loudly, naming why; nothing runs on the host in its place.

@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "policy/plan/terminal_profile.h"
 
 namespace ccsandbox::launcher {
 namespace {
@@ -76,20 +77,10 @@ absl::Status SetWindowSize(int master, unsigned rows, unsigned cols) {
 }
 
 absl::Status SignalForeground(int master, int sig) {
-  switch (sig) {
-    case SIGINT:
-    case SIGQUIT:
-    case SIGTERM:
-    case SIGHUP:
-    case SIGKILL:
-    case SIGTSTP:
-    case SIGCONT:
-    case SIGWINCH:
-      break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "signal: ", sig,
-          " is not one a terminal sends (INT, QUIT, TERM, HUP, KILL, TSTP, CONT, WINCH)"));
+  if (!policy::IsTerminalSignal(sig)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "signal: ", sig,
+        " is not one a terminal sends (INT, QUIT, TERM, HUP, KILL, TSTP, CONT, WINCH)"));
   }
   if (ioctl(master, TIOCSIG, sig) != 0) return Errno("ioctl(TIOCSIG)");
   return absl::OkStatus();

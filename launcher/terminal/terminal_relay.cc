@@ -83,23 +83,30 @@ void TerminalRelay::Drain(const std::function<bool(absl::string_view)>& output) 
 }
 
 TerminalRelay::End TerminalRelay::Run(const std::function<bool(absl::string_view)>& output) {
+  return Run(output, SideInput());
+}
+
+TerminalRelay::End TerminalRelay::Run(const std::function<bool(absl::string_view)>& output,
+                                      const SideInput& side) {
   End end;
   std::string buffer(kChunk, '\0');
   bool master_open = true;
   std::optional<absl::Time> kill_at;
   while (true) {
-    struct pollfd fds[4] = {{process_.exit_fd(), POLLIN, 0},
+    struct pollfd fds[5] = {{process_.exit_fd(), POLLIN, 0},
                             {control_.wake_fd(), POLLIN, 0},
                             {hangup_.get(), POLLIN, 0},
-                            {master_open ? master_.get() : -1, POLLIN, 0}};
+                            {master_open ? master_.get() : -1, POLLIN, 0},
+                            {side.fd, POLLIN, 0}};
     int timeout_ms = -1;
     if (kill_at.has_value()) {
       timeout_ms = static_cast<int>(
           std::max<int64_t>(0, absl::ToInt64Milliseconds(*kill_at - absl::Now())) + 1);
     }
-    const int ready = poll(fds, 4, timeout_ms);
+    const int ready = poll(fds, 5, timeout_ms);
     if (ready < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) break;  // the shell has ended
+    if (fds[4].revents != 0 && side.ready) side.ready();
     if (kill_at.has_value() && absl::Now() >= *kill_at) {
       process_.SignalGroup(SIGKILL);
       KillSession(session_);
@@ -138,6 +145,7 @@ TerminalRelay::End TerminalRelay::Run(const std::function<bool(absl::string_view
   process_.SignalGroup(SIGKILL);
   KillSession(session_);
   end.wait_status = process_.Reap();
+  if (side.ready) side.ready();
   return end;
 }
 

@@ -53,6 +53,13 @@ class TerminalRelay {
 
   // Relays output to `output` (false: the client cannot take it, which hangs up) until the
   // shell has ended and its last output is out; then sweeps its session and reaps it.
+  // `side`: another fd to watch (e.g. TerminalEventQueue::wake_fd) and what to do when it is
+  // readable, on this thread; called once more after the end.
+  struct SideInput {
+    int fd = -1;
+    std::function<void()> ready;
+  };
+  End Run(const std::function<bool(absl::string_view)>& output, const SideInput& side);
   End Run(const std::function<bool(absl::string_view)>& output);
 
  private:

@@ -205,6 +205,36 @@ absl::Status Binds(Rendering& r) {
   return absl::OkStatus();
 }
 
+// Each directory between `path` and its enclosing writable `mount` becomes a mount point (a
+// writable self-bind): a mount point cannot be renamed, so neither `path` nor an ancestor can be
+// moved away from where the next sandbox's deny set will look for it.
+absl::Status PinAncestors(Rendering& r, const std::string& path, const Mount& mount) {
+  const std::string enclosing = mount.path;
+  std::vector<std::string> ancestors;
+  for (std::string a = ParentPath(path); a.size() > enclosing.size(); a = ParentPath(a)) {
+    ancestors.push_back(a);
+  }
+  for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
+    if (r.table.IsMountPoint(*it) || r.host.KindOf(*it) != HostView::Kind::kDirectory) continue;
+    absl::StatusOr<std::string> pinned = r.source.Of(*it);
+    if (!pinned.ok()) return pinned.status();
+    std::vector<std::string> args = {"--bind", *pinned, *it};
+    // Threat: the pin binds the enclosing writable tree again, over any plan mount nested
+    // below it — a read-only bind inside it would turn writable. Those are bound again on top.
+    for (int i = 0; i < r.plan.mounts_size(); ++i) {
+      const v1::PlanMount& nested = r.plan.mounts(i);
+      // Compared where the mount lands: a bind spelled through a symlink is below it too.
+      const std::string lands = LandsAt(nested.guest_path(), r.host);
+      if (lands == *it || !IsUnderOrEqual(lands, *it)) continue;
+      args.insert(args.end(), {nested.read_only() ? "--ro-bind" : "--bind", r.source.Mount(i),
+                               nested.guest_path()});
+    }
+    r.deny_ops.push_back({*it, std::move(args)});
+    r.table.Add(*it, true);
+  }
+  return absl::OkStatus();
+}
+
 // Secrets (queued): an empty READ-ONLY directory (a writable tmpfs would let the agent plant
 // keys there) or /dev/null over files.
 absl::Status DenyRead(Rendering& r) {
@@ -222,7 +252,12 @@ absl::Status DenyRead(Rendering& r) {
         r.hidden.push_back(path);
         break;
       default:  // missing, or a symlink whose resolved spelling is its own entry
-        break;
+        continue;
+    }
+    // Threat: renaming a secret's parent in a writable tree (~/.config -> ~/.cfg) moves the
+    // secret out of every later sandbox's deny set; pinned, the rename fails (EBUSY).
+    if (const Mount* mount = r.table.Containing(path); mount != nullptr && mount->writable) {
+      if (absl::Status pinned = PinAncestors(r, path, *mount); !pinned.ok()) return pinned;
     }
   }
   return absl::OkStatus();
@@ -244,29 +279,7 @@ absl::Status DenyWriteAndPins(Rendering& r) {
     if (mount == nullptr || !mount->writable) continue;  // invisible, or read-only already
     const HostView::Kind kind = r.host.KindOf(path);
     if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
-    const std::string enclosing = mount->path;
-    std::vector<std::string> ancestors;
-    for (std::string a = ParentPath(path); a.size() > enclosing.size(); a = ParentPath(a)) {
-      ancestors.push_back(a);
-    }
-    for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
-      if (r.table.IsMountPoint(*it) || r.host.KindOf(*it) != HostView::Kind::kDirectory) continue;
-      absl::StatusOr<std::string> pinned = r.source.Of(*it);
-      if (!pinned.ok()) return pinned.status();
-      std::vector<std::string> args = {"--bind", *pinned, *it};
-      // Threat: the pin binds the enclosing writable tree again, over any plan mount nested
-      // below it — a read-only bind inside it would turn writable. Those are bound again on top.
-      for (int i = 0; i < r.plan.mounts_size(); ++i) {
-        const v1::PlanMount& nested = r.plan.mounts(i);
-        // Compared where the mount lands: a bind spelled through a symlink is below it too.
-        const std::string lands = LandsAt(nested.guest_path(), r.host);
-        if (lands == *it || !IsUnderOrEqual(lands, *it)) continue;
-        args.insert(args.end(), {nested.read_only() ? "--ro-bind" : "--bind", r.source.Mount(i),
-                                 nested.guest_path()});
-      }
-      r.deny_ops.push_back({*it, std::move(args)});
-      r.table.Add(*it, true);
-    }
+    if (absl::Status pinned = PinAncestors(r, path, *mount); !pinned.ok()) return pinned;
     absl::StatusOr<std::string> protected_source = r.source.Of(path);
     if (!protected_source.ok()) return protected_source.status();
     r.deny_ops.push_back({path, {"--ro-bind", *protected_source, path}});

@@ -367,6 +367,29 @@ TEST(RenderBwrapArgv, CreateGuardRunsTheCommandUnderTheShimWithItsChannel) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// A secret nested in a writable tree has its ancestors pinned: renaming ~/.config away would
+// carry ~/.config/gh out of the next sandbox's deny set. In a read-only tree nothing moves.
+TEST(RenderBwrapArgv, ANestedSecretInAWritableTreeHasItsAncestorsPinned) {
+  FakeHost host;
+  host.kinds = {{"/h", Kind::kDirectory},
+                {"/h/.config", Kind::kDirectory},
+                {"/h/.config/gh", Kind::kDirectory},
+                {"/h/.docker", Kind::kDirectory},
+                {"/h/.docker/config.json", Kind::kFile}};
+  v1::LaunchPlan plan = Plan({{"/h", false}});
+  plan.add_deny_read_paths("/h/.config/gh");
+  plan.add_deny_read_paths("/h/.docker/config.json");
+  EXPECT_THAT(MountOps(plan, host),
+              ElementsAre("--bind", "/h", "/h", "--bind", "/h/.config", "/h/.config", "--bind",
+                          "/h/.docker", "/h/.docker", "--tmpfs", "/h/.config/gh", "--remount-ro",
+                          "/h/.config/gh", "--ro-bind", "/dev/null", "/h/.docker/config.json"));
+  v1::LaunchPlan read_only = Plan({{"/h", true}});
+  read_only.add_deny_read_paths("/h/.config/gh");
+  EXPECT_THAT(MountOps(read_only, host),
+              ElementsAre("--ro-bind", "/h", "/h", "--tmpfs", "/h/.config/gh", "--remount-ro",
+                          "/h/.config/gh"));
+}
+
 // The terminal profile's open network: the host's network namespace, nothing else changes.
 TEST(RenderBwrapArgv, OpenNetworkSharesTheHostNetwork) {
   FakeHost host;

@@ -46,9 +46,9 @@ absl::Status CheckTerminal(const v1::LaunchPlan& plan, const PlanLimits& limits)
   if (limits.sandbox_start || !plan.sandbox_id().empty()) {
     return absl::InvalidArgumentError("sandboxId: a terminal runs in no warm sandbox");
   }
-  if (plan.has_egress() || plan.has_create_guard()) {
+  if (plan.has_egress()) {
     return absl::InvalidArgumentError(
-        "egress, createGuard: a terminal's profile has neither (spec: the terminal profile)");
+        "egress: a terminal's profile has the host's network, not the proxies");
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,9 @@
 #include "policy/plan/terminal_profile.h"
 
+#include <signal.h>
+
+#include <set>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
@@ -11,11 +15,16 @@ namespace {
 constexpr uint32_t kMaxSide = 1000;
 constexpr size_t kMaxTerm = 64;
 
-void AddMount(v1::LaunchPlan& plan, const std::string& path) {
+void AddMount(v1::LaunchPlan& plan, const std::string& path,
+              const std::map<std::string, FileIdentity>& ids) {
   v1::PlanMount* mount = plan.add_mounts();
   mount->set_host_path(path);
   mount->set_guest_path(path);
   mount->set_read_only(false);
+  if (auto id = ids.find(path); id != ids.end()) {
+    mount->set_dev(id->second.dev);
+    mount->set_ino(id->second.ino);
+  }
 }
 
 }  // namespace
@@ -26,6 +35,17 @@ std::vector<std::string> TerminalSecretPaths(const std::string& home) {
     for (const std::string& relative : *set) paths.push_back(absl::StrCat(home, "/", relative));
   }
   return paths;
+}
+
+bool ValidTerminalSize(const v1::TerminalSize& size) {
+  return size.rows() >= 1 && size.rows() <= kMaxSide && size.cols() >= 1 && size.cols() <= kMaxSide;
+}
+
+bool IsTerminalSignal(int sig) {
+  for (int allowed : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL, SIGTSTP, SIGCONT, SIGWINCH}) {
+    if (sig == allowed) return true;
+  }
+  return false;
 }
 
 absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
@@ -48,12 +68,18 @@ absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
           "term: only printable ASCII without spaces (e.g. xterm-256color)");
     }
   }
-  const uint32_t rows = open.size().rows(), cols = open.size().cols();
-  if (rows < 1 || rows > kMaxSide || cols < 1 || cols > kMaxSide) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
+  if (!ValidTerminalSize(open.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size: ", open.size().rows(), "x", open.size().cols(),
+                     " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
   }
   return absl::OkStatus();
+}
+
+std::vector<std::string> TerminalMounts(const std::string& home, const std::string& workdir) {
+  if (IsUnderOrEqual(home, workdir)) return {workdir};
+  if (IsUnderOrEqual(workdir, home)) return {home};
+  return {home, workdir};
 }
 
 absl::StatusOr<v1::LaunchPlan> BuildTerminalPlan(const TerminalInputs& in) {
@@ -79,14 +105,15 @@ absl::StatusOr<v1::LaunchPlan> BuildTerminalPlan(const TerminalInputs& in) {
   if (in.backend == v1::SANDBOX_BACKEND_NONE) return plan;  // the host shell, as it is
 
   // Spec: "$HOME and the session's working directory are writable, the network is open".
-  // One writable mount when one holds the other (a parent may not follow its child).
-  if (IsUnderOrEqual(in.home, in.workdir)) {
-    AddMount(plan, in.workdir);
-  } else {
-    AddMount(plan, in.home);
-    if (!IsUnderOrEqual(in.workdir, in.home)) AddMount(plan, in.workdir);
+  std::map<std::string, FileIdentity> ids = in.bind_ids;
+  for (const auto& [path, id] : in.deny.bind_ids) ids[path] = id;
+  for (const std::string& mount : TerminalMounts(in.home, in.workdir)) AddMount(plan, mount, ids);
+  std::set<std::string> hidden;
+  for (const std::string& path : in.deny.read) {
+    if (hidden.insert(path).second) plan.add_deny_read_paths(path);
   }
-  for (const std::string& path : in.deny_read) plan.add_deny_read_paths(path);
+  for (const std::string& path : in.deny.write) plan.add_deny_write_paths(path);
+  if (in.create_guard.has_value()) *plan.mutable_create_guard() = *in.create_guard;
   for (const std::string& dir : in.forbidden_dirs) plan.add_forbidden_dirs(dir);
   plan.set_open_network(true);
   return plan;

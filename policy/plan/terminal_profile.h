@@ -6,10 +6,12 @@
 #define CCSANDBOX_POLICY_PLAN_TERMINAL_PROFILE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "policy/plan/deny_sets.h"
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 
@@ -29,9 +31,24 @@ struct TerminalInputs {
   std::vector<std::string> argv;
   std::string term;
   std::map<std::string, std::string> base_env;  // DefaultEnvironment(backend, host env)
-  std::vector<std::string> deny_read;           // resolved secrets (native), both spellings
-  std::vector<std::string> forbidden_dirs;      // the broker's control plane
+  // Native: the deny sets of the scan over TerminalMounts (secrets hidden, trusted names
+  // read-only), every path in both spellings, and what each bind named when it was checked.
+  DenyPaths deny;
+  std::optional<v1::CreateGuardPlan> create_guard;  // native: the trusted-name rules
+  std::vector<std::string> forbidden_dirs;          // the broker's control plane
+  // What home and workdir named when they were checked (the scan's own bind_ids win).
+  std::map<std::string, FileIdentity> bind_ids;
 };
+
+// What a native terminal binds writable (home and workdir resolved): $HOME, and the working
+// directory unless it lies in $HOME; only the working directory when it holds $HOME.
+std::vector<std::string> TerminalMounts(const std::string& home, const std::string& workdir);
+
+// Rows and cols each 1..1000.
+bool ValidTerminalSize(const v1::TerminalSize& size);
+// The signals a terminal user sends (TerminalInput.signal): INT, QUIT, TERM, HUP, KILL, TSTP,
+// CONT, WINCH.
+bool IsTerminalSignal(int sig);
 
 // The open request, checked (INVALID_ARGUMENT naming the field): a working directory that is
 // "" or absolute and normalised (its existence is the caller's to check), an argv whose

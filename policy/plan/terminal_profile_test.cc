@@ -19,8 +19,11 @@ TerminalInputs Inputs(v1::SandboxBackend backend, std::string workdir) {
   in.workdir = std::move(workdir);
   in.argv = {"/bin/bash"};
   in.base_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/tmp"}};
-  in.deny_read = {"/home/ann/.ssh", "/home/ann/.config/gh"};
+  in.deny.read = {"/home/ann/.ssh", "/home/ann/.config/gh", "/home/ann/.ssh"};
+  in.deny.write = {"/home/ann/.bashrc"};
+  in.create_guard.emplace().add_trusted_names(".bashrc");
   in.forbidden_dirs = {"/run/ccsandbox"};
+  in.bind_ids = {{"/home/ann", {7, 70}}, {"/srv/work", {8, 80}}};
   return in;
 }
 
@@ -46,10 +49,14 @@ TEST(BuildTerminalPlan, NativeIsTheFixedProfile) {
       BuildTerminalPlan(Inputs(v1::SANDBOX_BACKEND_NATIVE, "/srv/work"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_THAT(Mounts(*plan), ElementsAre(Pair("/home/ann", false), Pair("/srv/work", false)));
+  // Each bind is pinned to what was checked: a path swapped since then fails the launch.
+  EXPECT_EQ(plan->mounts(0).ino(), 70u);
+  EXPECT_EQ(plan->mounts(1).dev(), 8u);
   EXPECT_TRUE(plan->open_network());
   EXPECT_FALSE(plan->has_egress());
-  EXPECT_FALSE(plan->has_create_guard());
   EXPECT_THAT(plan->deny_read_paths(), ElementsAre("/home/ann/.ssh", "/home/ann/.config/gh"));
+  EXPECT_THAT(plan->deny_write_paths(), ElementsAre("/home/ann/.bashrc"));
+  EXPECT_THAT(plan->create_guard().trusted_names(), ElementsAre(".bashrc"));
   EXPECT_THAT(plan->forbidden_dirs(), ElementsAre("/run/ccsandbox"));
   EXPECT_EQ(plan->workdir(), "/srv/work");
   EXPECT_EQ(plan->env().at("HOME"), "/home/ann");
