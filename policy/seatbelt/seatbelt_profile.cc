@@ -8,7 +8,6 @@
 #include "policy/mode.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/path_spellings.h"
-#include "policy/plan/terminal_profile.h"
 #include "policy/plan/trusted_names.h"
 #include "policy/seatbelt/sbpl.h"
 
@@ -146,6 +145,70 @@ std::vector<std::string> HomeSecrets(const std::vector<std::string>& homes) {
   return out;
 }
 
+// Sections 1 to 4, the file system: what a dispatch and a terminal share.
+void RenderFileSections(ProfileText& p, const SeatbeltInputs& in, const PathResolver& resolver) {
+  const std::vector<std::string> home_secrets =
+      AllPathSpellings(HomeSecrets(in.home_dirs), resolver);
+  const std::vector<std::string> system_secrets = AllPathSpellings(SystemSecretPaths(), resolver);
+  std::vector<std::string> regex_ancestors;
+
+  p.Comment("1. reads: the secrets, by name at any depth, under each home, of the system");
+  for (const std::string& name : SecretNames()) {
+    p.RegexRule("deny", "file-read*", TrustedRuleRegex(absl::StrCat(name, "/**")));
+  }
+  for (const std::string& path : home_secrets) p.PathRule("deny", "file-read*", path);
+  for (const std::string& path : system_secrets) p.PathRule("deny", "file-read*", path);
+
+  AllowWrites(p, AllPathSpellings(in.writable, resolver));
+
+  p.Comment("3. writes denied again inside the writable subpaths: the mandatory set at any depth,");
+  p.Comment("   home trusted paths, protected paths, filename patterns, secrets");
+  auto add_ancestors = [&](const std::string& rule, absl::string_view anchor) {
+    absl::StatusOr<std::vector<std::string>> up = TrustedRuleAncestorRegexes(rule, anchor);
+    if (!up.ok()) return p.Fail(up.status());
+    regex_ancestors.insert(regex_ancestors.end(), up->begin(), up->end());
+  };
+  for (const TrustedName& name : StandardTrustedNames()) {
+    absl::StatusOr<std::string> re = TrustedRuleRegex(name.rule);
+    if (name.unless == nullptr || !re.ok()) {
+      p.RegexRule("deny", "file-write*", re);
+    } else {
+      absl::StatusOr<std::string> unless = TrustedRuleRegex(name.unless);
+      if (!unless.ok()) return p.Fail(unless.status());
+      p.Form("deny", "file-write*",
+             absl::StrCat("(require-all ", p.Filter("regex", *re), " (require-not ",
+                          p.Filter("regex", *unless), "))"));
+    }
+    add_ancestors(name.rule, "");
+  }
+  for (const std::string& rule : in.extra_trusted_rules) {
+    p.RegexRule("deny", "file-write*", TrustedRuleRegex(rule));
+    add_ancestors(rule, "");
+  }
+  std::vector<std::string> denied_paths = home_secrets;
+  for (const std::string& home : AllPathSpellings(in.home_dirs, resolver)) {
+    const std::string anchor = absl::StrCat("^", RegexLiteral(home));
+    for (const TrustedName& path : HomeTrustedPaths()) {
+      const std::string rule = absl::StrCat(path.rule, "/**");
+      p.RegexRule("deny", "file-write*", TrustedRuleRegex(rule, anchor));
+      add_ancestors(rule, anchor);
+    }
+  }
+  const std::vector<std::string> protected_paths = AllPathSpellings(in.protected_paths, resolver);
+  for (const std::string& path : protected_paths) p.PathRule("deny", "file-write*", path);
+  denied_paths.insert(denied_paths.end(), protected_paths.begin(), protected_paths.end());
+  for (const std::string& pattern : in.filename_patterns) {
+    absl::StatusOr<std::string> name = NameGlobRegex(pattern);
+    if (!name.ok()) return p.Fail(name.status());
+    p.Rule("deny", "file-write*", "regex", absl::StrCat("(^|/)", *name, "$"));
+  }
+  for (const std::string& path : home_secrets) p.PathRule("deny", "file-write*", path);
+  for (const std::string& path : system_secrets) p.PathRule("deny", "file-write*", path);
+  denied_paths.insert(denied_paths.end(), system_secrets.begin(), system_secrets.end());
+
+  DenyAncestorUnlinks(p, denied_paths, regex_ancestors);
+}
+
 }  // namespace
 
 const std::vector<std::string>& DangerousBinaries() {
@@ -196,66 +259,7 @@ absl::StatusOr<std::string> RenderDispatchProfile(const SeatbeltInputs& in,
                                                   const PathResolver& resolver) {
   ProfileText p;
   Preamble(p, "dispatch");
-  const std::vector<std::string> home_secrets =
-      AllPathSpellings(HomeSecrets(in.home_dirs), resolver);
-  const std::vector<std::string> system_secrets = AllPathSpellings(SystemSecretPaths(), resolver);
-  std::vector<std::string> regex_ancestors;
-
-  p.Comment("1. reads: the secrets, by name at any depth, under each home, of the system");
-  for (const std::string& name : SecretNames()) {
-    p.RegexRule("deny", "file-read*", TrustedRuleRegex(absl::StrCat(name, "/**")));
-  }
-  for (const std::string& path : home_secrets) p.PathRule("deny", "file-read*", path);
-  for (const std::string& path : system_secrets) p.PathRule("deny", "file-read*", path);
-
-  AllowWrites(p, AllPathSpellings(in.writable, resolver));
-
-  p.Comment("3. writes denied again inside the writable subpaths: the mandatory set at any depth,");
-  p.Comment("   home trusted paths, protected paths, filename patterns, secrets");
-  auto add_ancestors = [&](const std::string& rule, absl::string_view anchor) {
-    absl::StatusOr<std::vector<std::string>> up = TrustedRuleAncestorRegexes(rule, anchor);
-    if (!up.ok()) return p.Fail(up.status());
-    regex_ancestors.insert(regex_ancestors.end(), up->begin(), up->end());
-  };
-  for (const TrustedName& name : StandardTrustedNames()) {
-    absl::StatusOr<std::string> re = TrustedRuleRegex(name.rule);
-    if (name.unless == nullptr || !re.ok()) {
-      p.RegexRule("deny", "file-write*", re);
-    } else {
-      absl::StatusOr<std::string> unless = TrustedRuleRegex(name.unless);
-      if (!unless.ok()) return unless.status();
-      p.Form("deny", "file-write*",
-             absl::StrCat("(require-all ", p.Filter("regex", *re), " (require-not ",
-                          p.Filter("regex", *unless), "))"));
-    }
-    add_ancestors(name.rule, "");
-  }
-  for (const std::string& rule : in.extra_trusted_rules) {
-    p.RegexRule("deny", "file-write*", TrustedRuleRegex(rule));
-    add_ancestors(rule, "");
-  }
-  std::vector<std::string> denied_paths = home_secrets;
-  for (const std::string& home : AllPathSpellings(in.home_dirs, resolver)) {
-    const std::string anchor = absl::StrCat("^", RegexLiteral(home));
-    for (const TrustedName& path : HomeTrustedPaths()) {
-      const std::string rule = absl::StrCat(path.rule, "/**");
-      p.RegexRule("deny", "file-write*", TrustedRuleRegex(rule, anchor));
-      add_ancestors(rule, anchor);
-    }
-  }
-  const std::vector<std::string> protected_paths = AllPathSpellings(in.protected_paths, resolver);
-  for (const std::string& path : protected_paths) p.PathRule("deny", "file-write*", path);
-  denied_paths.insert(denied_paths.end(), protected_paths.begin(), protected_paths.end());
-  for (const std::string& pattern : in.filename_patterns) {
-    absl::StatusOr<std::string> name = NameGlobRegex(pattern);
-    if (!name.ok()) return name.status();
-    p.Rule("deny", "file-write*", "regex", absl::StrCat("(^|/)", *name, "$"));
-  }
-  for (const std::string& path : home_secrets) p.PathRule("deny", "file-write*", path);
-  for (const std::string& path : system_secrets) p.PathRule("deny", "file-write*", path);
-  denied_paths.insert(denied_paths.end(), system_secrets.begin(), system_secrets.end());
-
-  DenyAncestorUnlinks(p, denied_paths, regex_ancestors);
+  RenderFileSections(p, in, resolver);
 
   p.Comment("5. exec: nothing under a writable subpath except under execGrantRoots; never the");
   p.Comment("   always-dangerous binaries");
@@ -265,12 +269,14 @@ absl::StatusOr<std::string> RenderDispatchProfile(const SeatbeltInputs& in,
   for (const std::string& path : AllPathSpellings(in.exec_grant_roots, resolver)) {
     p.Rule("allow", "process-exec", "subpath", path);
   }
-  for (const std::string& path : DangerousBinaries())
+  for (const std::string& path : DangerousBinaries()) {
     p.Rule("deny", "process-exec", "literal", path);
+  }
 
   p.Comment("6. network: the session's proxies on localhost and DNS, nothing else");
-  if (!in.network_enabled)
+  if (!in.network_enabled) {
     p.Comment("   networkEnabled is false: the proxies refuse every connection");
+  }
   p.Line("(deny network-outbound)");
   for (const ProxyPort& proxy : in.proxy_ports) {
     const std::string port =
@@ -288,15 +294,11 @@ absl::StatusOr<std::string> RenderTerminalProfile(const std::string& home,
                                                   const PathResolver& resolver) {
   ProfileText p;
   Preamble(p, "terminal");
-  const std::vector<std::string> secrets = AllPathSpellings(TerminalSecretPaths(home), resolver);
-  p.Comment("1. reads: the secrets under $HOME");
-  for (const std::string& path : secrets) p.PathRule("deny", "file-read*", path);
-  std::vector<std::string> writable = {home, workdir};
-  writable.insert(writable.end(), temp_dirs.begin(), temp_dirs.end());
-  AllowWrites(p, AllPathSpellings(writable, resolver));
-  p.Comment("3. writes denied again: the secrets under $HOME");
-  for (const std::string& path : secrets) p.PathRule("deny", "file-write*", path);
-  DenyAncestorUnlinks(p, secrets, {});
+  SeatbeltInputs in;
+  in.home_dirs = {home};
+  in.writable = {home, workdir};
+  in.writable.insert(in.writable.end(), temp_dirs.begin(), temp_dirs.end());
+  RenderFileSections(p, in, resolver);
   p.Comment("5. exec and 6. network: open (a person's shell, not an agent run)");
   return p.Finish();
 }

@@ -6,6 +6,7 @@
 //
 //   (version 1) (allow default)
 //   1. deny file-read*   the secrets (names at any depth, home paths, system secrets)
+//   (1 to 4 are the terminal profile's too, over $HOME and its working directory)
 //   2. deny file-write*  everything, then allow the writable subpaths
 //   3. deny file-write*  the mandatory set at any depth, home trusted paths, protected paths,
 //                        filename patterns, the secrets
@@ -57,8 +58,10 @@ absl::StatusOr<SeatbeltInputs> DispatchInputs(const v1::SandboxSpec& spec,
 absl::StatusOr<std::string> RenderDispatchProfile(const SeatbeltInputs& inputs,
                                                   const PathResolver& resolver);
 
-// The terminal profile: `home`, `workdir` and `temp_dirs` writable, the secrets under `home`
-// neither readable nor writable, the network and exec open.
+// The terminal profile: the file sections of a writable session over `home`, `workdir` and
+// `temp_dirs` (secrets unreadable, the mandatory set and the home trusted paths read-only, as
+// the Linux terminal's deny scan and create guard; no filename patterns, no protected paths),
+// the network and exec open.
 absl::StatusOr<std::string> RenderTerminalProfile(const std::string& home,
                                                   const std::string& workdir,
                                                   const std::vector<std::string>& temp_dirs,

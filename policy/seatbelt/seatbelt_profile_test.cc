@@ -378,6 +378,16 @@ TEST(SeatbeltProfile, ReadOnlyModesWriteOnlyRunnerStateAndTemp) {
   EXPECT_FALSE(Has(chat, "/Users/a/agent-config"));
 }
 
+TEST(SeatbeltProfile, TheTerminalKeepsTheMandatorySetButNotThePatterns) {
+  const std::string profile = RenderTerminal();
+  EXPECT_TRUE(Matches(profile, "file-write*", "/Users/a/.bashrc"));
+  EXPECT_TRUE(Matches(profile, "file-write*", "/tmp/project/.git/hooks/pre-commit"));
+  EXPECT_TRUE(Matches(profile, "file-read*", "/tmp/project/sub/.aws/credentials"));
+  EXPECT_FALSE(Matches(profile, "file-write*", "/tmp/project/.env"));
+  EXPECT_TRUE(Values(profile, "deny", "process-exec", "subpath").empty());
+  EXPECT_TRUE(Values(profile, "allow", "network-outbound", "literal").empty());
+}
+
 TEST(SeatbeltProfile, TheNetworkIsTheProxyPortsAndDns) {
   const std::string profile = Render(BaseSpec("chat"));
   int remotes = 0;
