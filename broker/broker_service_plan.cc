@@ -1,6 +1,7 @@
 // BrokerService's RenderPlan (sandboxctl plan): Launch's own checks and deny scan for a request,
 // and the LaunchPlan of one run rendered as the bwrap argv, with nothing started: no session, no
-// proxies, no sandbox. A person reviews a policy here before trusting it with a run.
+// proxies, no sandbox. A person reviews a policy here before trusting it with a run. On
+// --platform=macos, the Seatbelt profile the spec becomes, rendered on this host.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "broker/broker_service.h"
 #include "policy/egress/allowlist.h"
 #include "policy/plan/bwrap_argv.h"
+#include "policy/seatbelt/macos_spellings.h"
+#include "policy/seatbelt/seatbelt_profile.h"
 #include "proto/grpc_status.h"
 
 namespace ccsandbox::broker {
@@ -37,20 +40,79 @@ policy::BwrapConfig LauncherBwrapConfig(const v1::LauncherProbeResponse& launche
   return config;
 }
 
+// The macOS plan of a checked spec: the Seatbelt profile from the same renderer a Mac's launcher
+// is to use, with macOS's spellings of /tmp, /var and /etc standing in for a Mac's resolver.
+absl::Status RenderMacosPlan(const v1::SandboxSpec& spec, const policy::BackendChoice& choice,
+                             const std::vector<std::string>& home_dirs,
+                             v1::RenderPlanResponse* response) {
+  if (choice.requested == v1::SANDBOX_BACKEND_MICROVM) {
+    return absl::InvalidArgumentError(
+        "platform: macos renders the native (Seatbelt) or none backend, not microvm");
+  }
+  const v1::SandboxBackend backend = choice.requested == v1::SANDBOX_BACKEND_NONE
+                                         ? v1::SANDBOX_BACKEND_NONE
+                                         : v1::SANDBOX_BACKEND_NATIVE;
+  response->set_platform("macos");
+  response->set_requested_backend(choice.requested);
+  response->set_backend(backend);
+  if (backend == v1::SANDBOX_BACKEND_NONE) {
+    response->set_backend_note("requested");
+    response->add_notes("the none backend runs the command on the host, unconfined: no profile");
+    return absl::OkStatus();
+  }
+  response->set_backend_note("sandbox-exec (Seatbelt) — namespace isolation, no kernel boundary");
+  const std::vector<std::string> patterns = policy::EffectiveFilenameDenyPatterns(spec);
+  response->set_filename_policy(
+      patterns.empty() ? "none: writeDenyPatterns is [] (the caller accepted the weaker policy)"
+                       : "enforced natively by the profile (file-write* denies at any depth)");
+  const bool network = !spec.has_network_enabled() || spec.network_enabled();
+  absl::StatusOr<policy::EgressAllowlist> allowlist =
+      policy::EgressAllowlist::Resolve(network, spec.egress_allowlist());
+  if (!allowlist.ok()) return allowlist.status();
+  response->set_network_enabled(network);
+  for (const std::string& entry : allowlist->AllowEntries()) {
+    response->add_egress_allow_entries(entry);
+  }
+  std::vector<policy::seatbelt::ProxyPort> ports = {{"HTTP PROXY", 0}, {"SOCKS PROXY", 0}};
+  if (spec.has_push()) ports.push_back({"PUSH GATEWAY", 0});
+  absl::StatusOr<policy::seatbelt::SeatbeltInputs> inputs =
+      policy::seatbelt::DispatchInputs(spec, home_dirs, {"<RUN TMPDIR>"}, ports);
+  if (!inputs.ok()) return inputs.status();
+  absl::StatusOr<std::string> profile =
+      policy::seatbelt::RenderDispatchProfile(*inputs, policy::seatbelt::MacosSpellings());
+  if (!profile.ok()) return profile.status();
+  response->set_seatbelt_profile(*std::move(profile));
+  response->add_notes(
+      "seatbeltProfile: generated and golden-tested on Linux, NOT yet run on a Mac; the macOS "
+      "launch (sandbox-exec -p PROFILE -- CMD) and its log-stream violation monitor are not "
+      "built yet");
+  response->add_notes(
+      "paths are spelled as macOS resolves them by name only (/tmp, /var, /etc -> /private/...); "
+      "on a Mac the launcher resolves every symlink on the host");
+  response->add_notes(
+      "home directories are this host's; on a Mac they are the broker user's (/Users/NAME)");
+  response->add_notes(
+      "<ANGLE BRACKETS>: the proxies' loopback ports and the run's temp directory exist only "
+      "once a Launch starts them; nothing was started for this plan");
+  if (!network) {
+    response->add_notes("networkEnabled is false: the proxies refuse every connection");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 grpc::Status BrokerService::RenderPlan(grpc::ServerContext*, const v1::RenderPlanRequest* request,
                                        v1::RenderPlanResponse* response) {
-  if (request->platform() == "macos") {
-    return ToGrpc(absl::UnimplementedError(
-        "platform: macos is not implemented yet (the Seatbelt backend has not landed); plan "
-        "--platform=linux"));
-  }
-  if (!request->platform().empty() && request->platform() != "linux") {
-    return ToGrpc(absl::InvalidArgumentError("platform: expected linux (or macos, not yet)"));
+  const std::string& platform = request->platform();
+  if (!platform.empty() && platform != "linux" && platform != "macos") {
+    return ToGrpc(absl::InvalidArgumentError("platform: expected linux or macos"));
   }
   absl::StatusOr<CheckedLaunch> checked = CheckLaunch(request->launch());
   if (!checked.ok()) return ToGrpc(checked.status());
+  if (platform == "macos") {
+    return ToGrpc(RenderMacosPlan(checked->spec, checked->choice, home_dirs_, response));
+  }
   const v1::SandboxSpec& spec = checked->spec;
   const v1::SandboxBackend backend = checked->choice.actual;
   absl::StatusOr<SessionPolicy> policy = DecideSessionPolicy(spec, backend);

@@ -49,14 +49,39 @@ TEST_F(RenderPlanTest, ABadSpecIsRefusedAsLaunchRefusesIt) {
   EXPECT_EQ(plan.error_message(), launch.error_message());
 }
 
-TEST_F(RenderPlanTest, MacosIsNotImplementedAndAnUnknownPlatformIsRefused) {
+TEST_F(RenderPlanTest, MacosRendersTheSeatbeltProfileAndAnUnknownPlatformIsRefused) {
   launcher_->Start();
   StartBroker();
+  v1::LaunchRequest mac = LaunchRequest("mac");
+  mac.mutable_spec()->add_protected_paths("/tmp/kept \"(x)\"");
   v1::RenderPlanResponse response;
-  grpc::Status macos = RenderPlan(LaunchRequest("mac"), &response, "macos");
-  EXPECT_EQ(macos.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_NE(macos.error_message().find("not implemented yet"), std::string::npos);
+  grpc::Status macos = RenderPlan(mac, &response, "macos");
+  ASSERT_TRUE(macos.ok()) << macos.error_message();
+  EXPECT_EQ(response.platform(), "macos");
+  EXPECT_EQ(response.backend(), v1::SANDBOX_BACKEND_NATIVE);
   EXPECT_TRUE(response.bwrap_argv().empty());
+  const std::string& profile = response.seatbelt_profile();
+  EXPECT_EQ(profile.rfind("(version 1)\n", 0), 0u) << profile;
+  EXPECT_NE(profile.find("(allow file-write* (subpath \"" + work_ + "\"))"), std::string::npos)
+      << profile;
+  EXPECT_NE(profile.find(R"((deny file-write* (subpath "/private/tmp/kept \"(x)\"")))"),
+            std::string::npos)
+      << profile;
+  EXPECT_NE(profile.find(R"((allow network-outbound (remote ip "localhost:<HTTP PROXY PORT>")))"),
+            std::string::npos)
+      << profile;
+  EXPECT_TRUE(
+      std::any_of(response.notes().begin(), response.notes().end(), [](const std::string& note) {
+        return note.find("NOT yet run on a Mac") != std::string::npos;
+      }));
+
+  // The same refusals as a Launch, and a microVM is not a macOS plan.
+  v1::LaunchRequest bad = LaunchRequest("bad");
+  bad.mutable_spec()->set_mode("bogus");
+  EXPECT_EQ(RenderPlan(bad, &response, "macos").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::LaunchRequest vm = LaunchRequest("vm");
+  vm.set_backend("microvm");
+  EXPECT_FALSE(RenderPlan(vm, &response, "macos").ok());
   EXPECT_EQ(RenderPlan(LaunchRequest("win"), &response, "windows").error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 }

@@ -39,7 +39,7 @@ const std::vector<CliFlag>& CliFlags() {
        "denies (writeDenyPatterns: []); Linux refuses writable runs that need them until "
        "create-time enforcement is available"},
       {"platform", "PLATFORM",
-       "plan: linux (the default); macos is refused until the Seatbelt backend lands"},
+       "plan: linux (the default: the bwrap argv) or macos (the Seatbelt profile)"},
       {"session", "ID",
        "run: run in this session (from `session start`), which stays; without it, run starts a "
        "session of its own that ends with the run"},

@@ -405,14 +405,9 @@ class Checker {
       if (command.spec.empty()) {
         return Usage("plan: --spec is required (sandboxctl plan --spec=FILE.json)");
       }
-      if (command.platform == "macos") {
-        return Usage(
-            "plan: --platform=macos is not implemented yet (the Seatbelt backend has not "
-            "landed); only linux");
-      }
-      if (!command.platform.empty() && command.platform != "linux") {
+      if (!command.platform.empty() && command.platform != "linux" && command.platform != "macos") {
         return Usage(absl::StrCat("plan: --platform: ", policy::QuoteInput(command.platform),
-                                  " is not a platform (linux; macos not yet)"));
+                                  " is not a platform (linux or macos)"));
       }
     }
     if (form == "policy check") {

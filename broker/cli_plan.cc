@@ -25,6 +25,15 @@ std::string FormatRenderPlan(const v1::RenderPlanResponse& plan) {
   std::string out = absl::StrCat(
       "platform: ", plan.platform(), "\n", "backend: ", BackendText(plan.backend()), " (",
       plan.backend_note(), ")\n", "filename policy: ", plan.filename_policy(), "\n");
+  if (plan.platform() == "macos") {
+    // The profile verbatim, so it can be saved as a .sb file and read by sandbox-exec -f.
+    absl::StrAppend(&out, "network: ", plan.network_enabled() ? "enabled" : "disabled", "\n");
+    Section(out, "egress allowlist (as parsed)", plan.egress_allow_entries());
+    absl::StrAppend(&out, "seatbelt profile (sandbox-exec -p):\n",
+                    plan.seatbelt_profile().empty() ? "  (none)\n" : plan.seatbelt_profile());
+    Section(out, "notes", plan.notes());
+    return out;
+  }
   Section(out, "bwrap argv (what the launcher would render from this plan on this host)",
           plan.bwrap_argv());
   Section(out, "deny read (hidden; literal and resolved spellings)", plan.deny_read_paths());

@@ -1,12 +1,13 @@
 // `sandboxctl plan`: what a spec becomes on this host, without running anything — the bwrap
 // argv, both deny sets, the create guard, the egress allowlist as parsed (the broker's
-// RenderPlan) — so a person can review a policy before trusting it.
+// RenderPlan) — so a person can review a policy before trusting it. --platform=macos prints the
+// Seatbelt profile the spec becomes instead (generated and golden-tested, not yet run on a Mac).
 //
-//   sandboxctl plan --spec=FILE.json [--platform=linux] [--backend=NAME] [--json] [-- CMD ...]
+//   sandboxctl plan --spec=FILE.json [--platform=linux|macos] [--backend=NAME] [--json]
+//                   [-- CMD ...]
 //
 // Exit codes: 0 when the broker rendered the plan; 125 when it refused the spec (with Launch's
-// message), when sandboxctl or the broker failed, and for a usage error (--platform=macos is not
-// implemented yet).
+// message), when sandboxctl or the broker failed, and for a usage error.
 #ifndef CCSANDBOX_BROKER_CLI_PLAN_H_
 #define CCSANDBOX_BROKER_CLI_PLAN_H_
 

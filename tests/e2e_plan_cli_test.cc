@@ -3,9 +3,11 @@
 
 #include <fstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "policy/seatbelt/sexpr_reader.h"
 #include "tests/daemon_fixture.h"
 
 namespace ccsandbox::testing {
@@ -63,7 +65,7 @@ TEST(SandboxctlPlan, ShowsTheArgvAndDenySetsAndRunsNothing) {
   EXPECT_FALSE(absl::StrContains(d->BrokerLog(), "plan-e2e launched")) << d->BrokerLog();
 }
 
-TEST(SandboxctlPlan, RefusesWhatLaunchRefusesAndMacosForNow) {
+TEST(SandboxctlPlan, RefusesWhatLaunchRefusesAndAnUnknownPlatform) {
   auto d = MustStart();
   ASSERT_NE(d, nullptr);
   const std::string work = d->MakeWorkdir();
@@ -73,12 +75,62 @@ TEST(SandboxctlPlan, RefusesWhatLaunchRefusesAndMacosForNow) {
   EXPECT_EQ(bad.exit_code, 125);
   EXPECT_TRUE(absl::StrContains(bad.err, "sandboxctl: plan: mode")) << bad.err;
 
+  ProgramResult bad_mac = d->Sandboxctl({"plan", "--spec=" + spec, "--platform=macos"}, work);
+  EXPECT_EQ(bad_mac.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(bad_mac.err, "sandboxctl: plan: mode")) << bad_mac.err;
+
   WriteFile(spec, absl::StrCat(R"({"bindMounts": [{"hostPath": ")", work, R"("}]})"));
-  ProgramResult macos = d->Sandboxctl({"plan", "--spec=" + spec, "--platform=macos", "--json"});
-  EXPECT_EQ(macos.exit_code, 125);
-  EXPECT_TRUE(absl::StrContains(macos.err, R"({"error":{"code":"usage")")) << macos.err;
-  EXPECT_TRUE(absl::StrContains(macos.err, "not implemented yet")) << macos.err;
-  EXPECT_TRUE(macos.out.empty()) << macos.out;
+  ProgramResult beos = d->Sandboxctl({"plan", "--spec=" + spec, "--platform=beos", "--json"});
+  EXPECT_EQ(beos.exit_code, 125);
+  EXPECT_TRUE(absl::StrContains(beos.err, R"({"error":{"code":"usage")")) << beos.err;
+  EXPECT_TRUE(absl::StrContains(beos.err, "is not a platform")) << beos.err;
+  EXPECT_TRUE(beos.out.empty()) << beos.out;
+}
+
+// --platform=macos: the Seatbelt profile the spec becomes, printed whole, on a Linux host.
+TEST(SandboxctlPlan, MacosPrintsTheSeatbeltProfile) {
+  auto d = MustStart();
+  ASSERT_NE(d, nullptr);
+  const std::string work = d->MakeWorkdir();
+  const std::string kept = work + "/kept \"(x)\"";
+  ASSERT_EQ(mkdir(kept.c_str(), 0755), 0);
+  const std::string spec = work + "/spec.json";
+  WriteFile(spec,
+            absl::StrCat(R"({"sessionId": "mac-plan", "bindMounts": [{"hostPath": ")", work,
+                         R"("}], "protectedPaths": [")", absl::CEscape(kept),
+                         R"("], "execGrantRoots": ["/tmp/approved"], "networkEnabled": false})"));
+
+  ProgramResult plan = d->Sandboxctl({"plan", "--spec=" + spec, "--platform=macos"}, work);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err << d->BrokerLog();
+  const std::string heading = "seatbelt profile (sandbox-exec -p):\n";
+  const size_t start = plan.out.find(heading), end = plan.out.find("notes:\n");
+  ASSERT_NE(start, std::string::npos) << plan.out;
+  ASSERT_NE(end, std::string::npos) << plan.out;
+  const std::string profile = plan.out.substr(start + heading.size(), end - start - heading.size());
+  EXPECT_TRUE(absl::StartsWith(profile, "(version 1)\n")) << profile;
+  EXPECT_TRUE(absl::StrContains(plan.out, "platform: macos\n")) << plan.out;
+  EXPECT_TRUE(absl::StrContains(plan.out, "network: disabled\n")) << plan.out;
+  EXPECT_TRUE(absl::StrContains(plan.out, "NOT yet run on a Mac")) << plan.out;
+  // The writable bind, the protected path escaped over it, the grant, the proxies.
+  const std::string allow = "(allow file-write* (subpath \"" + work + "\"))";
+  const std::string deny = "(deny file-write* (subpath \"" + work + "/kept \\\"(x)\\\"\"))";
+  EXPECT_TRUE(absl::StrContains(profile, allow)) << allow << "\n" << profile;
+  EXPECT_TRUE(absl::StrContains(profile, deny)) << deny << "\n" << profile;
+  EXPECT_TRUE(
+      absl::StrContains(profile, R"((allow process-exec (subpath "/private/tmp/approved")))"))
+      << profile;
+  EXPECT_TRUE(absl::StrContains(profile, R"((deny network-outbound))")) << profile;
+  absl::StatusOr<std::vector<policy::seatbelt::Sexpr>> forms =
+      policy::seatbelt::ReadSexprs(profile);
+  ASSERT_TRUE(forms.ok()) << forms.status() << profile;
+  EXPECT_EQ((*forms)[0].Shape(), "(version 1)");
+  EXPECT_EQ((*forms)[1].Shape(), "(allow default)");
+
+  ProgramResult json = d->Sandboxctl({"plan", "--spec=" + spec, "--platform=macos", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(absl::StrContains(json.out, R"("seatbeltProfile":"(version 1)\n)")) << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, R"("bwrapArgv":[])")) << json.out;
+  EXPECT_FALSE(absl::StrContains(d->BrokerLog(), "mac-plan launched")) << d->BrokerLog();
 }
 
 }  // namespace
