@@ -28,7 +28,9 @@ UniqueFd OpenNow(const std::string& path, int beneath_fd) {
   // No O_NOFOLLOW: with O_PATH it would hand back a trailing symlink itself; without it,
   // RESOLVE_NO_SYMLINKS refuses a symlink in every component, the last included (ELOOP).
   how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  // RESOLVE_NO_XDEV: a mount inside a bound tree is not in the sandbox (the tree is cloned
+  // without its submounts); opening beneath it would bind the host's mount in after all.
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
   return UniqueFd(
       static_cast<int>(syscall(SYS_openat2, beneath_fd, path.c_str(), &how, sizeof(how))));
 }
@@ -171,6 +173,10 @@ absl::StatusOr<std::string> BindStage::StageBeneath(const std::string& host_path
   const std::string rel = host_path.substr(best->host_path.size() + 1);
   absl::StatusOr<UniqueFd> opened = OpenPathAs(rel, options_.open_as, best->opened.get());
   if (!opened.ok()) return opened.status();
+  if (!opened->valid() && errno == EXDEV) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "'", host_path, "' lies in another mount on the host, which the sandbox does not see"));
+  }
   if (!opened->valid()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "denyWritePaths: '", host_path, "' ",

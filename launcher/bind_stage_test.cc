@@ -74,6 +74,23 @@ TEST_F(BindStageTest, ADirectorySwappedForASymlinkIsRefusedNotFollowed) {
   EXPECT_FALSE(sources.stage_beneath(root_ + "/w/../sockets").ok());
 }
 
+// A host mount inside the bound tree is not in the sandbox (the tree is cloned without it):
+// nothing beneath it is staged — staging it would bind the host's mount in after all.
+TEST_F(BindStageTest, NothingIsStagedFromAMountInsideTheTree) {
+  ASSERT_EQ(mkdir((root_ + "/w/sub").c_str(), 0755), 0);
+  ASSERT_EQ(system(("mount -t tmpfs none " + root_ + "/w/sub").c_str()), 0);
+  ASSERT_EQ(mkdir((root_ + "/w/sub/d").c_str(), 0755), 0);
+  absl::StatusOr<BindStage> stage = BindStage::Build(Plan(root_ + "/w"), "", options_);
+  ASSERT_TRUE(stage.ok()) << stage.status();
+  policy::BindSources sources = stage->sources();
+  for (const char* path : {"/w/sub", "/w/sub/d"}) {
+    absl::StatusOr<std::string> staged = sources.stage_beneath(root_ + path);
+    EXPECT_EQ(staged.status().code(), absl::StatusCode::kOutOfRange) << path << staged.status();
+  }
+  EXPECT_TRUE(sources.stage_beneath(root_ + "/w/a").ok());
+  ASSERT_EQ(system(("umount " + root_ + "/w/sub").c_str()), 0);
+}
+
 TEST_F(BindStageTest, SourcesAreCheckedOnWhatTheyResolveTo) {
   ASSERT_EQ(symlink((root_ + "/sockets").c_str(), (root_ + "/w/link").c_str()), 0);
   ASSERT_EQ(symlink("/proc/self", (root_ + "/w/proc").c_str()), 0);

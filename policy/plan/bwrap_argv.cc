@@ -217,6 +217,8 @@ absl::Status PinAncestors(Rendering& r, const std::string& path, const Mount& mo
   for (auto it = ancestors.rbegin(); it != ancestors.rend(); ++it) {
     if (r.table.IsMountPoint(*it) || r.host.KindOf(*it) != HostView::Kind::kDirectory) continue;
     absl::StatusOr<std::string> pinned = r.source.Of(*it);
+    // A host mount inside the bound tree is not in the sandbox: nothing there to pin.
+    if (absl::IsOutOfRange(pinned.status())) return absl::OkStatus();
     if (!pinned.ok()) return pinned.status();
     std::vector<std::string> args = {"--bind", *pinned, *it};
     // Threat: the pin binds the enclosing writable tree again, over any plan mount nested
@@ -281,6 +283,7 @@ absl::Status DenyWriteAndPins(Rendering& r) {
     if (kind != HostView::Kind::kDirectory && kind != HostView::Kind::kFile) continue;
     if (absl::Status pinned = PinAncestors(r, path, *mount); !pinned.ok()) return pinned;
     absl::StatusOr<std::string> protected_source = r.source.Of(path);
+    if (absl::IsOutOfRange(protected_source.status())) continue;  // not in the sandbox's view
     if (!protected_source.ok()) return protected_source.status();
     r.deny_ops.push_back({path, {"--ro-bind", *protected_source, path}});
     r.table.Add(path, false);

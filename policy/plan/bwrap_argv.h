@@ -40,7 +40,9 @@ struct BindSources {
   // paths and their pinned ancestors). It opens the path beneath the mount's opened root
   // without following any symlink and stages a clone of it, so a directory swapped for a
   // symlink after the look (by another session sharing the tree) cannot make bwrap bind
-  // something else — e.g. the host's / as a pinned ancestor. An error fails the rendering.
+  // something else — e.g. the host's / as a pinned ancestor. An error fails the rendering,
+  // but OUT_OF_RANGE: the path lies in a host mount inside the bound tree, which the sandbox
+  // does not see (the tree is cloned without it), so there is nothing to pin or protect there.
   std::function<absl::StatusOr<std::string>(const std::string& host_path)> stage_beneath;
 };
 
