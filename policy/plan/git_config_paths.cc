@@ -98,6 +98,7 @@ class GitConfigReader {
   // After '[': the section's name (the part before any subsection).
   bool Header() {
     std::string name;
+    bool subsection = false;
     for (;;) {
       const int c = Get();
       if (eof_) return false;
@@ -116,12 +117,14 @@ class GitConfigReader {
           if (s == '\\' && Get() == '\n') return false;
         }
         if (Get() != ']') return false;
+        subsection = true;
         break;
       }
       if (!GitKeyChar(c) && c != '.') return false;
       name.push_back(Lower(c));
     }
-    if (name.empty()) return false;
+    // git refuses only a header with nothing in it: `[ "sub"]` is section "", subsection "sub".
+    if (name.empty() && !subsection) return false;
     section_ = name.substr(0, name.find('.'));  // [section.subsection]
     return true;
   }

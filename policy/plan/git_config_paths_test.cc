@@ -34,6 +34,9 @@ TEST(GitConfigProgramPaths, Table) {
       {"[url \"https://x/\"]\n\tinsteadOf = git@x:\n", {}, {}},
       {"; [core]\n# hooksPath = a\n[user]\n\tname = a\n", {}, {}},
       {"[core]\n\thooksPath = ../../../../..\n", {}, {}},  // climbs above /
+      // `[ "sub"]` is section "" with a subsection for git (found by git_config_fuzz): read on.
+      {"[ \"sub\"]\n\tclean = ./bin/clean %f\n", {"/w/repo/bin/clean"}, {}},
+      {"[]\n\tclean = ./bin/clean %f\n", {}, {}},  // git stops at an empty header
       // As git reads values (found by git_config_fuzz against `git config --list`): a '\\'
       // before the newline continues the value, \\t is a tab (the program is the first word).
       {"[core]\n\thooksPath = .git/ho\\\nok\\\ns\n", {"/w/repo/.git/hooks"}, {}},
