@@ -6,7 +6,9 @@
 // core.hooksPath, include.path / includeIf.*.path, a program key or a '!' alias is missed
 // (a missed one is a hooks directory or program the agent may then rewrite for the host's git
 // to run). The first-word rule for programs is the reader's own and is applied to git's values.
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +42,8 @@ constexpr char kHome[] = "/home/u";
 // git's reading of `text`: (key, value) pairs, or nullopt when git refuses the file (and then
 // refuses to run at all in that repository).
 std::optional<std::vector<std::pair<std::string, std::string>>> GitReads(const std::string& text) {
+  static const bool kNoSigpipe = (signal(SIGPIPE, SIG_IGN), true);  // git may close stdin
+  (void)kNoSigpipe;
   int in[2], out[2];
   FUZZ_CHECK(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
   ccsandbox::UniqueFd in_r(in[0]), in_w(in[1]), out_r(out[0]), out_w(out[1]);
@@ -57,13 +61,28 @@ std::optional<std::vector<std::pair<std::string, std::string>>> GitReads(const s
   posix_spawn_file_actions_destroy(&actions);
   in_r.Reset();
   out_w.Reset();
-  FUZZ_CHECK(write(in_w.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  // git may stop reading early (a file it refuses): the rest is not needed.
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = write(in_w.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
   in_w.Reset();
   std::string output;
   char buf[4096];
-  for (ssize_t got; (got = read(out_r.get(), buf, sizeof(buf))) > 0;) output.append(buf, got);
+  for (ssize_t got;;) {
+    got = read(out_r.get(), buf, sizeof(buf));
+    if (got < 0 && errno == EINTR) continue;  // libFuzzer's timers interrupt us
+    if (got <= 0) break;
+    output.append(buf, got);
+  }
   int status = 0;
-  FUZZ_CHECK(waitpid(pid, &status, 0) == pid);
+  pid_t waited;
+  do {
+    waited = waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  FUZZ_CHECK(waited == pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   std::vector<std::pair<std::string, std::string>> entries;
   for (absl::string_view entry : absl::StrSplit(output, '\0', absl::SkipEmpty())) {
