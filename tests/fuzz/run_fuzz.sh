@@ -33,6 +33,7 @@ egress_matcher_fuzz      | $egress | absl | 600
 command_policy_fuzz      | policy/command/*.cc policy/mode.cc policy/plan/env_scrub.cc | absl | 8192
 receive_pack_fuzz        | gateway/pkt_line.cc gateway/receive_pack.cc gateway/report_status.cc | absl | 4000
 violation_line_fuzz      | policy/violations/{parser,line_text,vocabulary}.cc | absl proto | 12000
+seatbelt_log_fuzz        | policy/violations/{parser,line_text,vocabulary,seatbelt_log,seatbelt_monitor}.cc | absl proto | 20000
 shim_args_fuzz           | launcher/shim/shim_args.cc base/paths.cc | absl | 2000
 init_channel_fuzz        | launcher/shim/init_protocol.cc | absl | 8192
 pkt_line_fuzz            | gateway/{pkt_line,report_status,receive_pack}.cc | absl | 8192
