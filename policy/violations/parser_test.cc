@@ -1,12 +1,10 @@
 #include "policy/violations/parser.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "policy/violations/corpus_file.h"
 
 namespace ccsandbox::policy {
 namespace {
@@ -19,22 +17,10 @@ struct CorpusCase {
 };
 
 std::vector<CorpusCase> LoadCorpus() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  std::string path = "policy/violations/testdata/violation_corpus.tsv";
-  if (srcdir != nullptr && workspace != nullptr) {
-    path = std::string(srcdir) + "/" + workspace + "/" + path;
-  }
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<CorpusCase> cases;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 2));
-    EXPECT_EQ(fields.size(), 3u) << path << ":" << n << ": want action<TAB>target<TAB>line";
-    if (fields.size() != 3) continue;
-    cases.push_back({n, fields[0], fields[1], fields[2]});
+  for (testing::CorpusRow& row :
+       testing::ReadCorpus("policy/violations/testdata/violation_corpus.tsv", 3)) {
+    cases.push_back({row.line_number, row.fields[0], row.fields[1], row.fields[2]});
   }
   return cases;
 }

@@ -1,14 +1,12 @@
 #include "policy/violations/seatbelt_log.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "policy/violations/corpus_file.h"
 #include "policy/violations/parser.h"
 
 namespace ccsandbox::policy {
@@ -24,24 +22,13 @@ struct CorpusCase {
 };
 
 std::vector<CorpusCase> LoadCorpus() {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  const char* workspace = std::getenv("TEST_WORKSPACE");
-  std::string path = "policy/violations/testdata/seatbelt_log_corpus.tsv";
-  if (srcdir != nullptr && workspace != nullptr) {
-    path = std::string(srcdir) + "/" + workspace + "/" + path;
-  }
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
   std::vector<CorpusCase> cases;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f = absl::StrSplit(line, absl::MaxSplits('\t', 4));
-    EXPECT_EQ(f.size(), 5u) << path << ":" << n;
-    if (f.size() != 5) continue;
-    CorpusCase c{n, f[0], f[1], f[2], 0, f[4]};
+  for (testing::CorpusRow& row :
+       testing::ReadCorpus("policy/violations/testdata/seatbelt_log_corpus.tsv", 5)) {
+    std::vector<std::string>& f = row.fields;
+    CorpusCase c{row.line_number, f[0], f[1], f[2], 0, f[4]};
     if (c.verdict != "-") {
-      EXPECT_TRUE(absl::SimpleAtoi(f[3], &c.pid)) << path << ":" << n;
+      EXPECT_TRUE(absl::SimpleAtoi(f[3], &c.pid)) << "corpus line " << row.line_number;
     }
     cases.push_back(std::move(c));
   }

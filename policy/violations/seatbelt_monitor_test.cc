@@ -26,6 +26,13 @@ struct Fixture {
                             return it->second;
                           },
                           [this] { return now; }, absl::Seconds(1)};
+
+  // Run "a" rooted at 100 (child 101), run "b" at 200 (child 201).
+  void TwoRuns() {
+    parents = {{101, 100}, {201, 200}};
+    monitor.AddRun("a", 100);
+    monitor.AddRun("b", 200);
+  }
 };
 
 TEST(SeatbeltMonitor, AttributesByPidTree) {
@@ -95,9 +102,7 @@ TEST(SeatbeltMonitor, StormOfTenThousandIsOneEventWithItsCount) {
 
 TEST(SeatbeltMonitor, DistinctActionTargetOrRunAreDistinctEventsInOrder) {
   Fixture f;
-  f.parents = {{101, 100}, {201, 200}};
-  f.monitor.AddRun("a", 100);
-  f.monitor.AddRun("b", 200);
+  f.TwoRuns();
   f.monitor.Feed(Denial(101, "file-write-create", "/x"));
   f.monitor.Feed(Denial(101, "file-write-data", "/x"));
   f.monitor.Feed(Denial(101, "file-write-create", "/y"));
@@ -126,9 +131,7 @@ TEST(SeatbeltMonitor, RememberedPidsKeepAnExitedProcessAttributed) {
 
 TEST(SeatbeltMonitor, RemoveRunReturnsItsOpenStormsAndForgetsIt) {
   Fixture f;
-  f.parents = {{101, 100}, {201, 200}};
-  f.monitor.AddRun("a", 100);
-  f.monitor.AddRun("b", 200);
+  f.TwoRuns();
   f.monitor.Feed(Denial(101, "network-outbound", "1.2.3.4:443"));
   f.monitor.Feed(Denial(201, "network-outbound", "1.2.3.4:443"));
   const std::vector<RunViolation> a = f.monitor.RemoveRun("a");
