@@ -86,7 +86,7 @@ TEST(Doctor, JsonIsOneObjectWithEveryCheck) {
     EXPECT_FALSE(fields.at("detail").string_value().empty()) << names.back();
     EXPECT_EQ(fields.count("fix"), 1u) << names.back();
   }
-  for (const std::string& name :
+  for (const char* name :
        {"broker", "probe", "bwrap", "socat", "user namespaces", "landlock",
         "seccomp user notification", "launcher", "filename-pattern enforcement", "cgroups",
         "microvm", "sessions", "self-test: denied write", "self-test: denied .env create",

@@ -104,7 +104,9 @@ TEST_P(SelectTerminalBackendTable, FollowsTheTerminalRule) {
   ASSERT_EQ(choice.status().code(), c.code) << choice.status();
   const std::string text = choice.ok() ? choice->note : std::string(choice.status().message());
   EXPECT_NE(text.find(c.note_has), std::string::npos) << text;
-  if (choice.ok()) EXPECT_EQ(choice->actual, c.actual);
+  if (choice.ok()) {
+    EXPECT_EQ(choice->actual, c.actual);
+  }
 }
 
 constexpr absl::StatusCode kOk = absl::StatusCode::kOk;
