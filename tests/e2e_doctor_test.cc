@@ -86,11 +86,10 @@ TEST(Doctor, JsonIsOneObjectWithEveryCheck) {
     EXPECT_FALSE(fields.at("detail").string_value().empty()) << names.back();
     EXPECT_EQ(fields.count("fix"), 1u) << names.back();
   }
-  for (const char* name :
-       {"broker", "probe", "bwrap", "socat", "user namespaces", "landlock",
-        "seccomp user notification", "launcher", "filename-pattern enforcement", "cgroups",
-        "microvm", "sessions", "self-test: denied write", "self-test: denied .env create",
-        "self-test: denied connection"}) {
+  for (const char* name : {"broker", "probe", "bwrap", "socat", "user namespaces", "landlock",
+                           "seccomp user notification", "launcher", "filename-pattern enforcement",
+                           "cgroups", "microvm", "sessions", "self-test: denied write",
+                           "self-test: denied .env create", "self-test: denied connection"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
