@@ -491,7 +491,12 @@ bool BrokerService::EndTerminal(const std::string& id, const std::string& why) {
   if (!terminals_.Contains(id)) return false;
   // The terminal's id is its run id at the launcher: the shell and its session get SIGKILL and
   // the `ended` event says why.
-  if (SignalRuns({id}, SIGKILL, why) == 0) terminals_.HangUp(id);
+  // Threat: a client that stopped reading blocks every write on the way, and the launcher's
+  // relay with it: the signal waits unseen. Then both calls are cancelled, which unblocks them
+  // and hangs the terminal up.
+  if (SignalRuns({id}, SIGKILL, why) == 0 || !terminals_.AwaitGone(id, absl::Seconds(2))) {
+    terminals_.HangUp(id);
+  }
   return true;
 }
 

@@ -251,7 +251,11 @@ grpc::Status BrokerService::Terminal(
       auto& details = *handle->mutable_details()->mutable_fields();
       details["backendNote"].set_string_value(choice->note);
       details["kind"].set_string_value("terminal");
-      listed.emplace(terminals_.Add(*handle, [&call_context] { call_context.TryCancel(); }));
+      // The hang-up cancels both calls: a write blocked on either side returns.
+      listed.emplace(terminals_.Add(*handle, [&call_context, context] {
+        call_context.TryCancel();
+        context->TryCancel();
+      }));
     }
     if (out.has_ended()) {
       out.mutable_ended()->set_session_id(id);

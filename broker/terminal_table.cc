@@ -41,6 +41,12 @@ bool TerminalTable::HangUp(const std::string& id) const {
   return true;
 }
 
+bool TerminalTable::AwaitGone(const std::string& id, absl::Duration limit) const {
+  absl::MutexLock lock(&mu_);
+  auto gone = [this, &id]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return open_.count(id) == 0; };
+  return mu_.AwaitWithTimeout(absl::Condition(&gone), limit);
+}
+
 std::vector<std::string> TerminalTable::Ids() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> ids;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker {
@@ -45,6 +46,8 @@ class TerminalTable {
   std::vector<v1::SandboxHandle> List() const;
   // Runs `hang_up` of terminal `id`; false when there is none.
   bool HangUp(const std::string& id) const;
+  // Waits at most `limit` for terminal `id` to leave the table; true once it has.
+  bool AwaitGone(const std::string& id, absl::Duration limit) const;
   std::vector<std::string> Ids() const;
   // Takes one of `limit` places for a terminal's call, for its whole life (opening included);
   // false when all are taken. Unreserve gives it back when the call ends.

@@ -17,7 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/unique_fd.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/sandbox.grpc.pb.h"
 #include "tests/daemon_fixture.h"
 #include "tests/poll_until.h"
 
@@ -238,6 +240,57 @@ TEST_P(TerminalTest, AnOperatorSeesAndEndsTerminals) {
   ASSERT_TRUE(WaitForProcessMatching("sleep 1005", 30));
   daemons_->StopBroker();
   EXPECT_TRUE(WaitNoProcessMatches("sleep 1005", 30));
+}
+
+// A client that stops reading while its shell floods the terminal cannot keep it alive: Kill
+// and Destroy still end the shell (every daemon's write to the stalled client is blocked then).
+TEST_P(TerminalTest, AStalledClientCannotKeepATerminalAlive) {
+  auto channel =
+      grpc::CreateChannel(daemons_->broker_address(), grpc::InsecureChannelCredentials());
+  auto stub = v1::SandboxBroker::NewStub(channel);
+  for (const char* verb : {"stop", "kill"}) {
+    SCOPED_TRACE(verb);
+    const std::string marker = absl::StrCat("stalled-client-", verb);
+    grpc::ClientContext context;
+    auto call = stub->Terminal(&context);
+    v1::TerminalInput open;
+    open.mutable_open()->set_backend("native");
+    open.mutable_open()->set_working_directory(work_);
+    for (const std::string& arg :
+         {std::string("/bin/sh"), std::string("-c"), absl::StrCat("exec yes ", marker)}) {
+      open.mutable_open()->add_argv(arg);
+    }
+    open.mutable_open()->mutable_size()->set_rows(24);
+    open.mutable_open()->mutable_size()->set_cols(80);
+    ASSERT_TRUE(call->Write(open));
+    // Never read: the flood fills every window on the way.
+    ASSERT_TRUE(WaitForProcessMatching("yes " + marker, 30));
+    std::string id;
+    ASSERT_TRUE(PollUntil(
+        [&] {
+          grpc::ClientContext list_context;
+          v1::ListSessionsResponse listed;
+          stub->ListSessions(&list_context, v1::ListSessionsRequest(), &listed);
+          for (const v1::SandboxHandle& handle : listed.sessions()) {
+            if (absl::StartsWith(handle.session_id(), "term-")) id = handle.session_id();
+          }
+          return !id.empty();
+        },
+        absl::Seconds(30), "the terminal to be listed"));
+    absl::SleepFor(absl::Seconds(1));  // the flood has filled the windows by now
+    if (std::string(verb) == "stop") {
+      ProgramResult stopped = daemons_->Sandboxctl({"session", "stop", id});
+      EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    } else {
+      grpc::ClientContext kill_context;
+      v1::KillRequest kill;
+      kill.set_session_id(id);
+      v1::KillResponse killed;
+      EXPECT_TRUE(stub->Kill(&kill_context, kill, &killed).ok());
+    }
+    EXPECT_TRUE(WaitNoProcessMatches("yes " + marker, 30));
+    context.TryCancel();
+  }
 }
 
 // The terminal profile's network is open (the host's), and it is still never host root: kernel
