@@ -21,11 +21,14 @@
 namespace ccsandbox::launcher {
 namespace {
 
+// The size rule is the broker's (one source): rows and cols each 1..1000.
 absl::Status CheckSize(unsigned rows, unsigned cols) {
-  if (rows < 1 || rows > kMaxTerminalRows || cols < 1 || cols > kMaxTerminalCols) {
-    return absl::InvalidArgumentError(absl::StrCat("size: ", rows, "x", cols,
-                                                   " is not a terminal size (rows and cols 1..",
-                                                   kMaxTerminalRows, ")"));
+  v1::TerminalSize size;
+  size.set_rows(rows);
+  size.set_cols(cols);
+  if (!policy::ValidTerminalSize(size)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..1000)"));
   }
   return absl::OkStatus();
 }

@@ -15,15 +15,12 @@
 
 namespace ccsandbox::launcher {
 
-inline constexpr unsigned kMaxTerminalRows = 1000;
-inline constexpr unsigned kMaxTerminalCols = 1000;
-
 struct Pty {
   UniqueFd master;  // non-blocking, close-on-exec
   UniqueFd slave;   // close-on-exec; never our controlling terminal
 };
 
-// A new PTY pair of `rows` x `cols` (each 1..1000, else INVALID_ARGUMENT).
+// A new PTY pair of `rows` x `cols` (policy::ValidTerminalSize, else INVALID_ARGUMENT).
 absl::StatusOr<Pty> OpenPty(unsigned rows, unsigned cols);
 
 absl::Status SetWindowSize(int master, unsigned rows, unsigned cols);
