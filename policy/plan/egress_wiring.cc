@@ -5,8 +5,8 @@
 namespace ccsandbox::policy {
 
 std::vector<EgressBridge> EgressBridges() {
-  return {{"127.0.0.1", kSandboxHttpPort, kSandboxHttpSocket},
-          {"127.0.0.1", kSandboxSocksPort, kSandboxSocksSocket}};
+  return {{kSandboxLoopback, kSandboxHttpPort, kSandboxHttpSocket},
+          {kSandboxLoopback, kSandboxSocksPort, kSandboxSocksSocket}};
 }
 
 std::map<std::string, std::string> EgressEnvironment() {

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "policy/plan/egress_ports.h"
+
 namespace ccsandbox::policy {
 
 inline constexpr char kSandboxRunDir[] = "/run/ccsandbox";
 inline constexpr char kSandboxShimPath[] = "/run/ccsandbox/shim";
 inline constexpr char kSandboxHttpSocket[] = "/run/ccsandbox/http.sock";
 inline constexpr char kSandboxSocksSocket[] = "/run/ccsandbox/socks.sock";
-inline constexpr uint16_t kSandboxHttpPort = 3128;
-inline constexpr uint16_t kSandboxSocksPort = 1080;
 
 // What the shim bridges: each loopback port the environment points clients at, to the proxy
 // socket bound in for it (the launcher renders them as the shim's --bridge arguments).
