@@ -79,6 +79,7 @@ void EgressBridge::Run(UniqueFd channel, EgressBridgeConfig config) {
     if (fds[0].revents != 0) break;  // Stop
     const bool open = endpoint.Handle(fds.data() + 1, fds.size() - 1);
     streams_ = endpoint.streams();
+    toward_proxies_ = endpoint.toward_sockets();
     peak_toward_proxies_ = endpoint.peak_toward_sockets();
     if (!open) {
       const bool broken = endpoint.state() == EgressEndpoint::State::kBroken;
@@ -95,6 +96,7 @@ void EgressBridge::Run(UniqueFd channel, EgressBridgeConfig config) {
   }
   endpoint.ResetAll();
   streams_ = 0;
+  toward_proxies_ = 0;
   // The endpoint's channel and streams close here; Stop still waits for its wake-up byte.
 }
 

@@ -51,7 +51,8 @@ class EgressBridge {
   // Whether the guest broke the protocol (failure() says how).
   bool guest_misbehaved() const { return misbehaved_; }
   size_t streams() const { return streams_; }
-  // The most bytes ever held toward the proxy sockets at once (all streams).
+  // Bytes held toward the proxy sockets now, and the most ever held at once (all streams).
+  size_t toward_proxies() const { return toward_proxies_; }
   size_t peak_toward_proxies() const { return peak_toward_proxies_; }
 
  private:
@@ -65,6 +66,7 @@ class EgressBridge {
   std::string failure_;
   std::atomic<bool> misbehaved_ = false;
   std::atomic<size_t> streams_ = 0;
+  std::atomic<size_t> toward_proxies_ = 0;
   std::atomic<size_t> peak_toward_proxies_ = 0;
 };
 

@@ -46,13 +46,13 @@ std::unique_ptr<EgressMux> EgressMux::Create(UniqueFd channel,
                                              const std::vector<EgressMuxListen>& listens,
                                              std::string* error) {
   auto mux = std::unique_ptr<EgressMux>(new EgressMux(std::move(channel)));
-  for (const EgressMuxListen& listen : listens) {
+  for (const EgressMuxListen& wanted : listens) {
     UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     const int one = 1;
-    sockaddr_in address{.sin_family = AF_INET, .sin_port = htons(listen.port)};
-    const std::string where = listen.address + ":" + std::to_string(listen.port);
-    if (inet_pton(AF_INET, listen.address.c_str(), &address.sin_addr) != 1) {
-      *error = "not an IPv4 address: " + listen.address;
+    sockaddr_in address{.sin_family = AF_INET, .sin_port = htons(wanted.port)};
+    const std::string where = wanted.address + ":" + std::to_string(wanted.port);
+    if (inet_pton(AF_INET, wanted.address.c_str(), &address.sin_addr) != 1) {
+      *error = "not an IPv4 address: " + wanted.address;
       return nullptr;
     }
     if (!fd.valid() || setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
@@ -61,7 +61,7 @@ std::unique_ptr<EgressMux> EgressMux::Create(UniqueFd channel,
       *error = "cannot listen on " + where + ": " + strerror(errno);
       return nullptr;
     }
-    mux->listening_.push_back({std::move(fd), listen.listener});
+    mux->listening_.push_back({std::move(fd), wanted.listener});
   }
   return mux;
 }
