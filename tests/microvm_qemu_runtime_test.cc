@@ -8,16 +8,23 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "broker/microvm/egress_test_support.h"
 #include "broker/microvm/qemu_runtime.h"
+#include "broker/runtime_dir.h"
+#include "broker/session_egress.h"
+#include "broker/session_events.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "proto/sandbox.pb.h"
+#include "proxy/event_loop.h"
+#include "proxy/static_resolver.h"
 #include "tests/daemon_fixture.h"
 #include "tests/skip_or_fail_in_ci.h"
 
@@ -185,12 +192,84 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
   absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start(binds);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mounts"));
-  v1::SandboxSpec network;
-  network.set_network_enabled(true);
-  refused = runtime.Start(network);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("network"));
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
+}
+
+// The guest's only way out: the session's proxies. Its HTTP proxy is the broker's real one (the
+// allowlist decides, a refusal is a 403 and a violation event); its SOCKS socket is a stand-in
+// server, reached through the guest's 127.0.0.1:1080.
+TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
+  using broker::microvm::StandInServer;
+  auto upstream = StandInServer::OnLoopback(StandInServer::Mode::kAnswer,
+                                            "HTTP/1.0 200 OK\r\n\r\nupstream says hi\n");
+  proxy::EventLoop loop;
+  auto resolver = std::make_shared<proxy::StaticResolver>();
+  resolver->Add("allowed.test", {"127.0.0.1"});
+  absl::StatusOr<std::unique_ptr<broker::RuntimeDir>> runtime_dir =
+      broker::RuntimeDir::Open(absl::StrCat(config_.state_root, "/run"));
+  ASSERT_TRUE(runtime_dir.ok()) << runtime_dir.status();
+  broker::SessionEvents events;
+  broker::SessionEgress egress(loop, resolver, **runtime_dir, events);
+  v1::SandboxSpec spec;
+  spec.set_session_id("vm");
+  spec.set_network_enabled(true);
+  // A loopback address is reached only under an entry naming that exact host and port.
+  spec.add_egress_allowlist(absl::StrCat("allowed.test:", upstream->port()));
+  absl::StatusOr<broker::EgressSummary> plan = egress.Start(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::mutex mu;
+  std::vector<v1::SandboxEvent> violations;
+  events.Subscribe("vm", [&](const v1::SandboxEvent& event) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (event.has_violation()) violations.push_back(event);
+  });
+  StandInServer socks(absl::StrCat(config_.state_root, "/socks.sock"), StandInServer::Mode::kAnswer,
+                      "socks stand-in\n");
+  config_.egress = {.http_socket = plan->plan.http_socket(), .socks_socket = socks.path()};
+
+  QemuRuntime runtime(config_);
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(spec);
+  ASSERT_TRUE(started.ok()) << started.status();
+  Guest& guest = **started;
+
+  GuestRun env = Exec(guest, {.argv = {"sh", "-c", "echo $http_proxy $ALL_PROXY"}});
+  EXPECT_EQ(env.out, "http://127.0.0.1:3128 socks5h://127.0.0.1:1080\n");
+
+  GuestRun allowed =
+      Exec(guest, {.argv = {"wget", "-q", "-O", "-",
+                            absl::StrCat("http://allowed.test:", upstream->port(), "/hello")}});
+  EXPECT_EQ(allowed.out, "upstream says hi\n") << allowed.err;
+  EXPECT_EQ(allowed.exit_code, 0);
+  EXPECT_THAT(upstream->last_request(), ::testing::HasSubstr("GET /hello"));
+
+  GuestRun refused = Exec(guest, {.argv = {"sh", "-c",
+                                           "printf 'CONNECT refused.test:443 HTTP/1.1\\r\\nHost: "
+                                           "refused.test:443\\r\\n\\r\\n' | nc 127.0.0.1 3128"}});
+  EXPECT_THAT(refused.out, ::testing::StartsWith("HTTP/1.1 403")) << refused.err;
+  egress.Flush(absl::Seconds(10));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(violations.size(), 1u);
+    EXPECT_EQ(violations[0].violation().action(), "network-outbound");
+    EXPECT_EQ(violations[0].violation().target(), "refused.test:443");
+  }
+  EXPECT_EQ(resolver->lookups("refused.test"), 0);
+
+  GuestRun socks_run =
+      Exec(guest, {.argv = {"sh", "-c", "printf 'hello\\r\\n\\r\\n' | nc 127.0.0.1 1080"}});
+  EXPECT_EQ(socks_run.out, "socks stand-in\n") << socks_run.err;
+  EXPECT_EQ(socks.last_request(), "hello\r\n\r\n");
+
+  // Still no network device: the loopback and the channel are all there is.
+  EXPECT_EQ(Exec(guest, {.argv = {"ls", "/sys/class/net"}}).out, "lo\n");
+  GuestRun direct = Exec(guest, {.argv = {"wget", "-q", "-O", "-", "-Y", "off",
+                                          absl::StrCat("http://10.0.2.2:", upstream->port())}});
+  EXPECT_NE(direct.exit_code, 0);
+
+  std::string cause;
+  EXPECT_EQ(guest.State(&cause), v1::SANDBOX_STATE_WARM) << cause;
+  ASSERT_TRUE(guest.Stop(absl::Seconds(2)).ok());
+  egress.Stop("vm");
 }
 
 TEST_F(QemuRuntimeTest, ABootThatFailsLeavesNoFile) {

@@ -90,8 +90,8 @@ class EgressBridgeTest : public ::testing::Test {
 };
 
 TEST_F(EgressBridgeTest, EachListenerReachesItsProxyAndFinsHalfClose) {
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
-  UnixServer socks(dir_.File("socks.sock"), UnixServer::Mode::kAnswer, "from socks");
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
+  StandInServer socks(dir_.File("socks.sock"), StandInServer::Mode::kAnswer, "from socks");
   FakeGuest guest;
   std::unique_ptr<EgressBridge> bridge = Start(guest);
   guest.Open(1, EgressListener::kHttp);
@@ -118,7 +118,7 @@ TEST_F(EgressBridgeTest, AStreamWhoseProxyIsMissingIsReset) {
   guest.Send(EgressFrameType::kData, 1, "lost");
   EXPECT_TRUE(Collect(guest, 1).reset);
   // The channel lives on: a later stream to a proxy that is there works.
-  UnixServer socks(dir_.File("socks.sock"), UnixServer::Mode::kEcho);
+  StandInServer socks(dir_.File("socks.sock"), StandInServer::Mode::kEcho);
   guest.Open(2, EgressListener::kSocks);
   guest.Send(EgressFrameType::kData, 2, "x");
   guest.Send(EgressFrameType::kFin, 2);
@@ -127,7 +127,7 @@ TEST_F(EgressBridgeTest, AStreamWhoseProxyIsMissingIsReset) {
 }
 
 TEST_F(EgressBridgeTest, AStalledProxyHoldsAtMostOneWindowThenTheGuestMustWait) {
-  UnixServer stalled(dir_.File("http.sock"), UnixServer::Mode::kNeverRead);
+  StandInServer stalled(dir_.File("http.sock"), StandInServer::Mode::kNeverRead);
   FakeGuest guest;
   std::unique_ptr<EgressBridge> bridge = Start(guest);
   guest.Open(1, EgressListener::kHttp);
@@ -161,7 +161,7 @@ TEST_F(EgressBridgeTest, AStalledProxyHoldsAtMostOneWindowThenTheGuestMustWait) 
 }
 
 TEST_F(EgressBridgeTest, AGuestThatBreaksTheProtocolHasEveryStreamClosed) {
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
   FakeGuest guest;
   std::unique_ptr<EgressBridge> bridge = Start(guest);
   guest.Open(1, EgressListener::kHttp);
@@ -184,8 +184,8 @@ TEST_F(EgressBridgeTest, StopClosesEveryFd) {
   const int before = OpenFds();
   {
     // All of it goes before the count: a descriptor left open is the bridge's.
-    UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
-    UnixServer socks(dir_.File("socks.sock"), UnixServer::Mode::kNeverRead);
+    StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
+    StandInServer socks(dir_.File("socks.sock"), StandInServer::Mode::kNeverRead);
     FakeGuest guest;
     std::unique_ptr<EgressBridge> bridge = Start(guest);
     for (uint32_t id = 1; id <= 20; ++id) {

@@ -26,6 +26,9 @@ inline constexpr uint32_t kEgressMaxData = 64 * 1024;
 inline constexpr uint32_t kEgressWindow = 256 * 1024;
 // The most streams open at once; a guest connection beyond it is closed.
 inline constexpr size_t kEgressMaxStreams = 256;
+// The egress virtio-serial port's name, and the kernel argument telling the agent to serve it.
+inline constexpr char kEgressPortName[] = "org.ccsandbox.egress";
+inline constexpr char kEgressKernelArgument[] = "ccsandbox.egress=1";
 
 enum class EgressFrameType : uint8_t {
   kOpen = 'O',    // guest -> host: 1 byte, the listener (EgressListener)

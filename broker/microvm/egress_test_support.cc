@@ -1,6 +1,8 @@
 #include "broker/microvm/egress_test_support.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,7 +15,7 @@
 
 namespace ccsandbox::broker::microvm {
 
-UnixServer::UnixServer(std::string path, Mode mode, std::string answer)
+StandInServer::StandInServer(std::string path, Mode mode, std::string answer)
     : path_(std::move(path)), mode_(mode), answer_(std::move(answer)) {
   listener_ = UniqueFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address{.sun_family = AF_UNIX};
@@ -22,10 +24,32 @@ UnixServer::UnixServer(std::string path, Mode mode, std::string answer)
       listen(listener_.get(), 512) != 0) {
     abort();
   }
-  acceptor_ = std::thread(&UnixServer::Accept, this);
+  acceptor_ = std::thread(&StandInServer::Accept, this);
 }
 
-UnixServer::~UnixServer() {
+StandInServer::StandInServer(UniqueFd listener, Mode mode, std::string answer)
+    : mode_(mode), answer_(std::move(answer)), listener_(std::move(listener)) {
+  acceptor_ = std::thread(&StandInServer::Accept, this);
+}
+
+std::unique_ptr<StandInServer> StandInServer::OnLoopback(Mode mode, std::string answer) {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address{.sin_family = AF_INET, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(fd.get(), 512) != 0) {
+    abort();
+  }
+  return std::unique_ptr<StandInServer>(new StandInServer(std::move(fd), mode, std::move(answer)));
+}
+
+uint16_t StandInServer::port() const {
+  sockaddr_in address{};
+  socklen_t size = sizeof(address);
+  getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &size);
+  return ntohs(address.sin_port);
+}
+
+StandInServer::~StandInServer() {
   stopping_ = true;
   shutdown(listener_.get(), SHUT_RDWR);
   acceptor_.join();
@@ -34,15 +58,15 @@ UnixServer::~UnixServer() {
     for (int fd : open_) shutdown(fd, SHUT_RDWR);
   }
   for (std::thread& thread : threads_) thread.join();
-  unlink(path_.c_str());
+  if (!path_.empty()) unlink(path_.c_str());
 }
 
-std::string UnixServer::last_request() const {
+std::string StandInServer::last_request() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_request_;
 }
 
-void UnixServer::Accept() {
+void StandInServer::Accept() {
   while (!stopping_) {
     pollfd p{listener_.get(), POLLIN, 0};
     if (poll(&p, 1, 100) <= 0) continue;
@@ -51,11 +75,11 @@ void UnixServer::Accept() {
     ++accepted_;
     std::lock_guard<std::mutex> lock(mu_);
     open_.push_back(fd.get());
-    threads_.emplace_back(&UnixServer::Serve, this, std::move(fd));
+    threads_.emplace_back(&StandInServer::Serve, this, std::move(fd));
   }
 }
 
-void UnixServer::Serve(UniqueFd fd) {
+void StandInServer::Serve(UniqueFd fd) {
   char buffer[65536];
   std::string request;
   while (mode_ != Mode::kNeverRead) {

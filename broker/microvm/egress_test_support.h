@@ -1,9 +1,11 @@
-// Test stand-ins for the session's proxies in the egress tests: Unix socket servers that echo,
-// answer once, or never read; and the count of this process's open fds.
+// Test stand-ins for the session's proxies (and upstreams) in the egress tests: servers on a
+// Unix socket or a loopback TCP port that echo, answer once, or never read; and the count of
+// this process's open fds.
 #ifndef CCSANDBOX_BROKER_MICROVM_EGRESS_TEST_SUPPORT_H_
 #define CCSANDBOX_BROKER_MICROVM_EGRESS_TEST_SUPPORT_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,22 +16,26 @@
 
 namespace ccsandbox::broker::microvm {
 
-class UnixServer {
+class StandInServer {
  public:
   enum class Mode {
     kEcho,       // echoes every byte; shuts down its write side at the client's EOF
     kAnswer,     // reads up to an empty line (or EOF), writes `answer`, closes
     kNeverRead,  // accepts and holds the connection, reads nothing
   };
-  // Listens on `path` now.
-  UnixServer(std::string path, Mode mode, std::string answer = "");
-  ~UnixServer();
+  // Listens on the Unix socket `path` now.
+  StandInServer(std::string path, Mode mode, std::string answer = "");
+  // Listens on 127.0.0.1, an ephemeral port (port()).
+  static std::unique_ptr<StandInServer> OnLoopback(Mode mode, std::string answer = "");
+  ~StandInServer();
   const std::string& path() const { return path_; }
+  uint16_t port() const;
   int accepted() const { return accepted_; }
   // Bytes a kAnswer server read before answering, of the last connection.
   std::string last_request() const;
 
  private:
+  StandInServer(UniqueFd listener, Mode mode, std::string answer);
   void Accept();
   void Serve(UniqueFd fd);
 

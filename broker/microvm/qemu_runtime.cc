@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -23,8 +24,11 @@
 #include "base/unique_fd.h"
 #include "broker/microvm/agent_frame.h"
 #include "broker/microvm/boot_image.h"
+#include "broker/microvm/egress_bridge.h"
+#include "broker/microvm/egress_frame.h"
 #include "broker/microvm/hypervisor_process.h"
 #include "broker/microvm/probe_result.h"
+#include "policy/plan/egress_wiring.h"
 
 namespace ccsandbox::broker::microvm {
 namespace {
@@ -81,15 +85,29 @@ v1::SandboxEvent Event() {
 
 std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir) {
   // No -netdev / -nic: the guest has no network device at all.
-  return {config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
-          absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
-          "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
-          "-initrd", dir.File("boot.img"), "-append",
-          // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
-          // qemu's exit (the default reboot method sometimes spun instead).
-          GuestKernelLine("reboot=t"), "-device", "virtio-serial-device", "-chardev",
-          absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")),
-          "-device", absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+  std::vector<std::string> argv = {
+      config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
+      absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
+      "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
+      "-initrd", dir.File("boot.img"), "-append",
+      // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
+      // qemu's exit (the default reboot method sometimes spun instead).
+      GuestKernelLine(config.egress ? absl::StrCat("reboot=t ", kEgressKernelArgument)
+                                    : std::string("reboot=t")),
+      "-device", "virtio-serial-device", "-chardev",
+      absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")), "-device",
+      absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+  if (config.egress) {
+    // The guest's only way out: streams to the session's proxies (egress_bridge.h).
+    for (std::string arg :
+         {std::string("-chardev"),
+          absl::StrCat("socket,id=egress,server=on,wait=off,path=", dir.File("egress.sock")),
+          std::string("-device"),
+          absl::StrCat("virtserialport,chardev=egress,name=", kEgressPortName)}) {
+      argv.push_back(std::move(arg));
+    }
+  }
+  return argv;
 }
 
 absl::StatusOr<UniqueFd> ConnectUnix(const std::string& path) {
@@ -163,8 +181,11 @@ class AgentChannel {
 class QemuGuest : public Guest {
  public:
   QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<HypervisorProcess> process,
-            std::unique_ptr<AgentChannel> channel)
-      : dir_(std::move(dir)), process_(std::move(process)), channel_(std::move(channel)) {}
+            std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress)
+      : dir_(std::move(dir)),
+        process_(std::move(process)),
+        channel_(std::move(channel)),
+        egress_(std::move(egress)) {}
   ~QemuGuest() override { Stop(absl::ZeroDuration()).IgnoreError(); }
 
   absl::Status Exec(const GuestCommand& command,
@@ -201,6 +222,13 @@ class QemuGuest : public Guest {
   void NoticeEndLocked() const {
     if (state_ != v1::SANDBOX_STATE_WARM && state_ != v1::SANDBOX_STATE_ACTIVE) return;
     if (PanickedLocked()) process_->KillAndReap();
+    // A guest that broke the egress protocol is not trusted any more: powered off.
+    if (egress_ != nullptr && egress_->guest_misbehaved()) {
+      process_->KillAndReap();
+      state_ = v1::SANDBOX_STATE_ERROR;
+      cause_ = absl::StrCat("the guest broke the egress channel: ", egress_->failure());
+      return;
+    }
     if (const std::optional<int> status = process_->Exited(); status.has_value()) {
       state_ = v1::SANDBOX_STATE_ERROR;
       cause_ = EndCause(dir_->File("console.log"), status);
@@ -214,6 +242,7 @@ class QemuGuest : public Guest {
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<HypervisorProcess> process_;  // guarded by mu_ while a run may be open
   std::unique_ptr<AgentChannel> channel_;       // guarded by exec_mu_
+  std::unique_ptr<EgressBridge> egress_;        // null without egress; reset by Stop (mu_)
   std::atomic<bool> stopping_ = false;
   mutable off_t console_size_ = 0;
   mutable bool panicked_ = false;
@@ -259,7 +288,13 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
     state_ = v1::SANDBOX_STATE_ACTIVE;
   }
   ExecRequest request{.argv = command.argv, .workdir = command.workdir};
-  for (const auto& [name, value] : command.env) request.env.push_back(name + "=" + value);
+  std::map<std::string, std::string> env = command.env;
+  if (egress_ != nullptr) {
+    // As a native run's (launcher/run_environment.cc): clients reach the proxies' ports.
+    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
+    env.emplace("PATH", "/bin");  // what the agent gives a run without an environment
+  }
+  for (const auto& [name, value] : env) request.env.push_back(name + "=" + value);
   channel_->Queue(FrameType::kExec, EncodeExec(request));
   for (size_t at = 0; at < command.stdin_data.size(); at += kStdinChunk) {
     channel_->Queue(FrameType::kStdin, command.stdin_data.substr(at, kStdinChunk));
@@ -300,6 +335,9 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
         process_->KillAndReap();
       } else if (process_->Exited().has_value()) {
         error = "the hypervisor exited";
+      } else if (egress_ != nullptr && egress_->guest_misbehaved()) {
+        error = absl::StrCat("the guest broke the egress channel: ", egress_->failure());
+        process_->KillAndReap();
       }
     }
     if (!error.empty()) {
@@ -364,6 +402,7 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
   process_->WaitUntil(absl::Now() + grace);
   process_->KillAndReap();
   channel_.reset();
+  egress_.reset();
   dir_->Remove();
   state_ = v1::SANDBOX_STATE_DESTROYED;
   return absl::OkStatus();
@@ -377,11 +416,6 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec&
     return absl::FailedPreconditionError(
         "backend: microvm: sharing bind mounts into the microVM is not built yet (issue 20); "
         "this spec has bind mounts");
-  }
-  if (spec.network_enabled()) {
-    return absl::FailedPreconditionError(
-        "backend: microvm: egress from the microVM through the session's proxies is not built "
-        "yet (issue 20); this spec enables the network");
   }
   if (absl::StrContains(config_.state_root, ",")) {
     return absl::InvalidArgumentError("the microVM state root may not contain a comma");
@@ -417,20 +451,33 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec&
     return absl::UnavailableError(absl::StrCat("backend: microvm: the boot failed: ", what, "; ",
                                                EndCause(console_path, process->Exited())));
   };
-  // qemu creates the socket once it is up; the agent answers once the guest has booted.
+  // qemu creates the sockets once it is up; the agent answers once the guest has booted.
   std::unique_ptr<AgentChannel> channel;
-  while (channel == nullptr) {
+  UniqueFd egress_channel;
+  while (channel == nullptr || (config_.egress && !egress_channel.valid())) {
     if (process->Exited().has_value()) return failed("the hypervisor ended before its socket");
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("backend: microvm: no agent socket within ",
                                                       absl::FormatDuration(config_.boot_timeout)));
     }
-    absl::StatusOr<UniqueFd> fd = ConnectUnix(dir->File("agent.sock"));
-    if (fd.ok()) {
+    absl::StatusOr<UniqueFd> fd = channel == nullptr ? ConnectUnix(dir->File("agent.sock"))
+                                                     : ConnectUnix(dir->File("egress.sock"));
+    if (!fd.ok()) {
+      absl::SleepFor(absl::Milliseconds(20));
+    } else if (channel == nullptr) {
       channel = std::make_unique<AgentChannel>(std::move(*fd));
     } else {
-      absl::SleepFor(absl::Milliseconds(20));
+      egress_channel = std::move(*fd);
     }
+  }
+  std::unique_ptr<EgressBridge> egress;
+  if (config_.egress) {
+    absl::StatusOr<std::unique_ptr<EgressBridge>> bridge = EgressBridge::Start(
+        std::move(egress_channel), {.http_socket = config_.egress->http_socket,
+                                    .socks_socket = config_.egress->socks_socket,
+                                    .name = path});
+    if (!bridge.ok()) return bridge.status();
+    egress = std::move(*bridge);
   }
   channel->Queue(FrameType::kHello, "");
   while (true) {
@@ -441,8 +488,8 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec&
       if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
         return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
       }
-      return std::unique_ptr<Guest>(
-          std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel)));
+      return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
+          std::move(dir), std::move(process), std::move(channel), std::move(egress)));
     }
     if (process->Exited().has_value()) return failed("the hypervisor ended before the agent");
     if (absl::Now() >= deadline) {

@@ -2,13 +2,15 @@
 // `qemu-system-x86_64 -M microvm` per session, no guest network device, the session image
 // (scripts/microvm-image.sh: busybox, the virtio modules) with the in-guest agent appended,
 // and the agent reached over a virtio-serial port bound to a Unix socket in the guest's own
-// state directory. Not yet: binds, egress, deny sets in the guest (issue 20): Start refuses a
-// spec that asks for binds or network rather than pretend. The guest's userland is the image's
-// busybox.
+// state directory. With `egress` set, a second port carries the guest's connections to the
+// session's proxies (egress_bridge.h) and runs get the proxy environment of a native sandbox.
+// Not yet: binds, deny sets in the guest (issue 20): Start refuses a spec that asks for binds
+// rather than pretend. The guest's userland is the image's busybox.
 #ifndef CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 #define CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -16,6 +18,12 @@
 #include "broker/microvm/runtime.h"
 
 namespace ccsandbox::broker::microvm {
+
+// The session's proxies (EgressPlan's sockets): the guest's only way out.
+struct QemuEgressSockets {
+  std::string http_socket;
+  std::string socks_socket;
+};
 
 struct QemuRuntimeConfig {
   std::string hypervisor;  // e.g. /usr/bin/qemu-system-x86_64
@@ -26,6 +34,8 @@ struct QemuRuntimeConfig {
   int memory_mib = 256;
   absl::Duration boot_timeout = absl::Seconds(30);  // qemu started to the agent's answer
   std::string state_root = "/tmp";  // each guest's files: a fresh directory under it
+  // Unset: the guest has no egress port and no way out at all.
+  std::optional<QemuEgressSockets> egress;
 };
 
 class QemuRuntime : public Runtime {

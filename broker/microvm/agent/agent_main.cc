@@ -1,7 +1,8 @@
 // The in-guest agent (docs/microvm.md): PID 1's last act is to exec it. It opens the
 // virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run at a
 // time, its stdio relayed as frames, its exit reported. A bad frame ends the agent, and with
-// it the guest (it is PID 1): a broken stream is never guessed at.
+// it the guest (it is PID 1): a broken stream is never guessed at. When the kernel line asks for
+// it, the same loop serves the egress port (egress_mux.h): the guest's only way out.
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,9 +14,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "broker/microvm/agent/egress_mux.h"
 #include "broker/microvm/agent_frame.h"
 
 namespace ccsandbox::broker::microvm {
@@ -201,17 +204,42 @@ class Run {
   bool stdin_eof_ = false;
 };
 
-int Serve(int port) {
+// The egress mux when the host gave the guest an egress port (the kernel line says so);
+// nullptr (and why on stderr) otherwise: the guest then has no way out at all.
+std::unique_ptr<EgressMux> StartEgress() {
+  std::ifstream cmdline("/proc/cmdline");
+  std::string line;
+  std::getline(cmdline, line);
+  if (line.find(kEgressKernelArgument) == std::string::npos) return nullptr;
+  std::string error;
+  const std::string device = FindPort(kEgressPortName);
+  const int fd = device.empty() ? -1 : open(device.c_str(), O_RDWR | O_CLOEXEC);
+  std::unique_ptr<EgressMux> mux;
+  if (fd < 0) {
+    error = "no egress port " + std::string(kEgressPortName);
+  } else if (BringUpLoopback(&error)) {
+    mux = EgressMux::Create(UniqueFd(fd), SandboxEgressListens(), &error);
+  }
+  if (mux == nullptr) fprintf(stderr, "ccsandbox-agent: no egress: %s\n", error.c_str());
+  return mux;
+}
+
+int Serve(int port, EgressMux* egress) {
   FrameDecoder decoder(FrameSide::kFromHost);
   Run run;
   char buffer[65536];
   while (true) {
     std::vector<pollfd> fds = {{port, POLLIN, 0}};
     run.Fill(&fds);
+    const size_t egress_at = fds.size();
+    if (egress != nullptr) egress->Fill(&fds);
     // Outputs closed but the process not yet reaped: look again soon.
-    const int timeout = run.running() && !run.outputs_open() ? 20 : -1;
+    int timeout = run.running() && !run.outputs_open() ? 20 : -1;
+    const int egress_timeout = egress != nullptr ? egress->TimeoutMs() : -1;
+    if (egress_timeout >= 0 && (timeout < 0 || egress_timeout < timeout)) timeout = egress_timeout;
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return 1;
-    for (size_t i = 1; i < fds.size(); ++i) run.Handle(fds[i], port);
+    for (size_t i = 1; i < egress_at; ++i) run.Handle(fds[i], port);
+    if (egress != nullptr) egress->Handle(fds.data() + egress_at, fds.size() - egress_at);
     run.MaybeFinish(port);
     if (fds[0].revents == 0) continue;
     const ssize_t n = read(port, buffer, sizeof(buffer));
@@ -282,5 +310,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "ccsandbox-agent: %s: %s\n", device.c_str(), strerror(errno));
     return 1;
   }
-  return Serve(port);
+  const std::unique_ptr<EgressMux> egress = StartEgress();
+  return Serve(port, egress.get());
 }

@@ -136,8 +136,8 @@ class EgressChainTest : public ::testing::Test {
 };
 
 TEST_F(EgressChainTest, EightMiBEachWayArriveIntactAndEachPortReachesItsProxy) {
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
-  UnixServer socks(dir_.File("socks.sock"), UnixServer::Mode::kAnswer, "socks here");
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
+  StandInServer socks(dir_.File("socks.sock"), StandInServer::Mode::kAnswer, "socks here");
   const std::string bytes = Pattern(8 << 20, 1);
   UniqueFd client = ConnectTcp(guest_->port(EgressListener::kHttp));
   const std::string back = EchoThrough(client.get(), bytes);
@@ -151,7 +151,7 @@ TEST_F(EgressChainTest, EightMiBEachWayArriveIntactAndEachPortReachesItsProxy) {
 }
 
 TEST_F(EgressChainTest, AHundredConcurrentStreamsEachGetTheirOwnBytes) {
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
   constexpr int kStreams = 100;
   std::vector<UniqueFd> clients;
   std::vector<std::string> sent;
@@ -173,7 +173,7 @@ TEST_F(EgressChainTest, AHundredConcurrentStreamsEachGetTheirOwnBytes) {
 
 TEST_F(EgressChainTest, AClientThatNeverReadsHoldsAtMostAWindowInTheGuest) {
   const std::string flood = Pattern(8 << 20, 7);
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kAnswer, flood);
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kAnswer, flood);
   UniqueFd client = ConnectTcp(guest_->port(EgressListener::kHttp));
   // A fixed receive buffer (no autotuning): the kernel absorbs a few MiB of the flood at most.
   const int small = 64 * 1024;
@@ -198,7 +198,7 @@ TEST_F(EgressChainTest, NoProxyClosesTheClientsConnection) {
 
 // Figures, not assertions: the chain against a direct Unix socket, the same echo server.
 TEST_F(EgressChainTest, ThroughputAgainstADirectUnixSocket) {
-  UnixServer http(dir_.File("http.sock"), UnixServer::Mode::kEcho);
+  StandInServer http(dir_.File("http.sock"), StandInServer::Mode::kEcho);
   const std::string bytes = Pattern(64 << 20, 3);
   auto measure = [&](UniqueFd fd) {
     const auto start = std::chrono::steady_clock::now();
