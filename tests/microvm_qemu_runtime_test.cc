@@ -202,9 +202,13 @@ TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
   using broker::microvm::StandInServer;
   auto upstream = StandInServer::OnLoopback(StandInServer::Mode::kAnswer,
                                             "HTTP/1.0 200 OK\r\n\r\nupstream says hi\n");
+  constexpr size_t kBigBody = 16 << 20;
+  auto big = StandInServer::OnLoopback(StandInServer::Mode::kAnswer,
+                                       "HTTP/1.0 200 OK\r\n\r\n" + std::string(kBigBody, 'b'));
   proxy::EventLoop loop;
   auto resolver = std::make_shared<proxy::StaticResolver>();
   resolver->Add("allowed.test", {"127.0.0.1"});
+  resolver->Add("big.test", {"127.0.0.1"});
   absl::StatusOr<std::unique_ptr<broker::RuntimeDir>> runtime_dir =
       broker::RuntimeDir::Open(absl::StrCat(config_.state_root, "/run"));
   ASSERT_TRUE(runtime_dir.ok()) << runtime_dir.status();
@@ -215,6 +219,7 @@ TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
   spec.set_network_enabled(true);
   // A loopback address is reached only under an entry naming that exact host and port.
   spec.add_egress_allowlist(absl::StrCat("allowed.test:", upstream->port()));
+  spec.add_egress_allowlist(absl::StrCat("big.test:", big->port()));
   absl::StatusOr<broker::EgressSummary> plan = egress.Start(spec);
   ASSERT_TRUE(plan.ok()) << plan.status();
   std::mutex mu;
@@ -259,6 +264,23 @@ TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
       Exec(guest, {.argv = {"sh", "-c", "printf 'hello\\r\\n\\r\\n' | nc 127.0.0.1 1080"}});
   EXPECT_EQ(socks_run.out, "socks stand-in\n") << socks_run.err;
   EXPECT_EQ(socks.last_request(), "hello\r\n\r\n");
+
+  // A figure, not an assertion: a download through the channel and the real proxy (tcg).
+  const absl::Time download = absl::Now();
+  GuestRun bulk = Exec(
+      guest, {.argv = {"sh", "-c",
+                       absl::StrCat("wget -q -O - http://big.test:", big->port(), "/ | wc -c")}});
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - download);
+  EXPECT_EQ(bulk.out, absl::StrCat(kBigBody, "\n")) << bulk.err;
+  std::cout << "microVM egress download of 16 MiB through the session's HTTP proxy (tcg): "
+            << (kBigBody >> 20) / seconds << " MiB/s" << std::endl;
+  // Next to the agent's own channel: the same bytes as a run's stdout.
+  const absl::Time output = absl::Now();
+  GuestRun zeros = Exec(guest, {.argv = {"head", "-c", absl::StrCat(kBigBody), "/dev/zero"}});
+  EXPECT_EQ(zeros.out.size(), kBigBody);
+  std::cout << "the same 16 MiB as a run's stdout over the agent's port (tcg): "
+            << (kBigBody >> 20) / absl::ToDoubleSeconds(absl::Now() - output) << " MiB/s"
+            << std::endl;
 
   // Still no network device: the loopback and the channel are all there is.
   EXPECT_EQ(Exec(guest, {.argv = {"ls", "/sys/class/net"}}).out, "lo\n");

@@ -136,14 +136,24 @@ bool EgressEndpoint::Handle(const pollfd* fds, size_t count) {
 }
 
 void EgressEndpoint::ReadChannel() {
-  const ssize_t n = read(channel_.get(), read_buffer_.data(), read_buffer_.size());
-  if (n < 0 && Transient(errno)) return;
-  if (n <= 0) {
+  // A guest's virtio-serial port reads one buffer (a page) per call: read what is there, up to
+  // the buffer, before decoding.
+  size_t got = 0;
+  while (got < read_buffer_.size()) {
+    const ssize_t n = read(channel_.get(), read_buffer_.data() + got, read_buffer_.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      got += n;
+      continue;
+    }
+    if (n < 0 && Transient(errno)) break;
+    if (got > 0) break;  // the EOF or error is seen on the next call
     Fail(State::kClosed, n == 0 ? "the egress channel closed"
                                 : std::string("the egress channel: ") + strerror(errno));
     return;
   }
-  decoder_.Feed(read_buffer_.data(), n);
+  if (got == 0) return;
+  decoder_.Feed(read_buffer_.data(), got);
   EgressFrame frame;
   std::string error;
   EgressFrameDecoder::Result result;

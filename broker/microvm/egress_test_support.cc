@@ -82,12 +82,17 @@ void StandInServer::Accept() {
 void StandInServer::Serve(UniqueFd fd) {
   char buffer[65536];
   std::string request;
+  size_t drained = 0;
   while (mode_ != Mode::kNeverRead) {
     const ssize_t n = read(fd.get(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     if (mode_ == Mode::kEcho) {
       if (!WriteAll(fd.get(), std::string(buffer, n))) break;
+      continue;
+    }
+    if (mode_ == Mode::kDrain) {
+      drained += n;
       continue;
     }
     request.append(buffer, n);
@@ -100,6 +105,7 @@ void StandInServer::Serve(UniqueFd fd) {
     }
     WriteAll(fd.get(), answer_);
   }
+  if (mode_ == Mode::kDrain) WriteAll(fd.get(), std::to_string(drained));
   if (mode_ == Mode::kEcho) shutdown(fd.get(), SHUT_WR);
   if (mode_ == Mode::kNeverRead) {
     pollfd p{fd.get(), 0, 0};

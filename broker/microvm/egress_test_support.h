@@ -22,6 +22,7 @@ class StandInServer {
     kEcho,       // echoes every byte; shuts down its write side at the client's EOF
     kAnswer,     // reads up to an empty line (or EOF), writes `answer`, closes
     kNeverRead,  // accepts and holds the connection, reads nothing
+    kDrain,      // reads to EOF, then writes how many bytes it read (decimal) and closes
   };
   // Listens on the Unix socket `path` now.
   StandInServer(std::string path, Mode mode, std::string answer = "");
