@@ -81,6 +81,7 @@ void EgressBridge::Run(UniqueFd channel, EgressBridgeConfig config) {
     streams_ = endpoint.streams();
     toward_proxies_ = endpoint.toward_sockets();
     peak_toward_proxies_ = endpoint.peak_toward_sockets();
+    peak_toward_guest_ = endpoint.peak_outbox();
     if (!open) {
       const bool broken = endpoint.state() == EgressEndpoint::State::kBroken;
       if (broken) {

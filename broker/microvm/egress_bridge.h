@@ -54,6 +54,8 @@ class EgressBridge {
   // Bytes held toward the proxy sockets now, and the most ever held at once (all streams).
   size_t toward_proxies() const { return toward_proxies_; }
   size_t peak_toward_proxies() const { return peak_toward_proxies_; }
+  // The most bytes ever queued toward the guest at once.
+  size_t peak_toward_guest() const { return peak_toward_guest_; }
 
  private:
   EgressBridge(UniqueFd wake_read, UniqueFd wake_write)
@@ -68,6 +70,7 @@ class EgressBridge {
   std::atomic<size_t> streams_ = 0;
   std::atomic<size_t> toward_proxies_ = 0;
   std::atomic<size_t> peak_toward_proxies_ = 0;
+  std::atomic<size_t> peak_toward_guest_ = 0;
 };
 
 }  // namespace ccsandbox::broker::microvm

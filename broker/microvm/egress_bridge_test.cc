@@ -3,8 +3,11 @@
 #include "broker/microvm/egress_bridge.h"
 
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -158,6 +161,40 @@ TEST_F(EgressBridgeTest, AStalledProxyHoldsAtMostOneWindowThenTheGuestMustWait) 
   EXPECT_TRUE(bridge->guest_misbehaved());
   EXPECT_NE(bridge->failure().find("beyond the window"), std::string::npos) << bridge->failure();
   EXPECT_EQ(bridge->streams(), 0u);
+}
+
+TEST_F(EgressBridgeTest, AGuestThatNeverReadsIsStalledNotBufferedFor) {
+  FakeGuest guest;  // no proxy: every open is answered with a reset the guest never reads
+  std::unique_ptr<EgressBridge> bridge = Start(guest);
+  std::string opens;
+  for (uint32_t id = 1; id <= 4096; ++id) {
+    opens += EncodeEgressFrame(EgressFrameType::kOpen, id, std::string(1, '\0'));
+  }
+  uint32_t next = 4097;
+  // Writes opens until the bridge stops taking them (nothing was writable for a second).
+  size_t at = 0;
+  while (true) {
+    if (at == opens.size()) {
+      opens.clear();
+      for (uint32_t i = 0; i < 4096; ++i, ++next) {
+        opens += EncodeEgressFrame(EgressFrameType::kOpen, next, std::string(1, '\0'));
+      }
+      at = 0;
+    }
+    const ssize_t n = send(guest.fd(), opens.data() + at, opens.size() - at, MSG_DONTWAIT);
+    if (n > 0) {
+      at += n;
+      continue;
+    }
+    ASSERT_TRUE(n < 0 && errno == EAGAIN) << strerror(errno);
+    pollfd p{guest.fd(), POLLOUT, 0};
+    if (poll(&p, 1, 1000) == 0) break;
+    ASSERT_LT(next, 2'000'000u) << "the bridge kept reading a guest that never reads";
+  }
+  std::cout << "a guest that never reads: " << next - 1 << " opens queued, at most "
+            << bridge->peak_toward_guest() << " bytes toward it" << std::endl;
+  EXPECT_LE(bridge->peak_toward_guest(), kEgressControlHigh + 256 * 1024);
+  EXPECT_EQ(bridge->failure(), "");
 }
 
 TEST_F(EgressBridgeTest, AGuestThatBreaksTheProtocolHasEveryStreamClosed) {

@@ -93,8 +93,9 @@ void EgressEndpoint::Fill(std::vector<pollfd>* fds, bool with_channel) {
   polled_.clear();
   polled_channel_ = with_channel && state_ == State::kOpen;
   if (polled_channel_) {
-    const bool out = outbox_.size() > outbox_at_;
-    fds->push_back({channel_.get(), static_cast<short>(POLLIN | (out ? POLLOUT : 0)), 0});
+    const size_t pending = outbox_.size() - outbox_at_;
+    const short in = pending < kEgressControlHigh ? POLLIN : 0;
+    fds->push_back({channel_.get(), static_cast<short>(in | (pending > 0 ? POLLOUT : 0)), 0});
   }
   if (state_ != State::kOpen) return;
   const bool room = outbox_.size() - outbox_at_ < kEgressOutboxHigh;
@@ -113,7 +114,8 @@ bool EgressEndpoint::Handle(const pollfd* fds, size_t count) {
   if (polled_channel_ && count > 0) {
     const short revents = fds[0].revents;
     at = 1;
-    if (revents & (POLLIN | POLLHUP | POLLERR)) ReadChannel();
+    const bool reading = fds[0].events & POLLIN;
+    if (reading && (revents & (POLLIN | POLLHUP | POLLERR))) ReadChannel();
   }
   for (size_t i = 0; at + i < count && i < polled_.size() && state_ == State::kOpen; ++i) {
     const pollfd& p = fds[at + i];
@@ -131,6 +133,7 @@ bool EgressEndpoint::Handle(const pollfd* fds, size_t count) {
       ReadLocal(id, it->second);
     }
   }
+  peak_outbox_ = std::max(peak_outbox_, outbox_.size() - outbox_at_);
   if (state_ == State::kOpen) WriteChannel();
   return state_ == State::kOpen;
 }

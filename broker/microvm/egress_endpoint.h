@@ -13,7 +13,8 @@
 // Memory is bounded whatever the other side or the local sockets do: a side sends at most
 // kEgressWindow bytes of a stream before the receiver credits them back (after writing them to
 // its socket), so each stream holds at most a window toward its socket; local sockets are read
-// only while the outbox toward the channel is below kEgressOutboxHigh.
+// only while the outbox toward the channel is below kEgressOutboxHigh, and the channel only while
+// it is below kEgressControlHigh.
 //
 // Fails closed: a frame for a stream never opened, an open that reuses an id, data beyond the
 // window or after a fin, credit beyond the window, or a bad frame (the decoder's table) breaks
@@ -38,6 +39,9 @@ namespace ccsandbox::broker::microvm {
 
 // The outbox toward the channel above which local sockets are not read.
 inline constexpr size_t kEgressOutboxHigh = 256 * 1024;
+// The outbox above which the channel itself is not read: the other side's frames make ours
+// (credits, resets), so a peer that writes without reading is stalled, not buffered for.
+inline constexpr size_t kEgressControlHigh = 4 * 1024 * 1024;
 
 class EgressEndpoint {
  public:
@@ -73,6 +77,7 @@ class EgressEndpoint {
   // toward the channel and a partly received frame).
   size_t toward_sockets() const { return toward_sockets_; }
   size_t peak_toward_sockets() const { return peak_toward_sockets_; }
+  size_t peak_outbox() const { return peak_outbox_; }
   size_t buffered() const;
 
  private:
@@ -114,6 +119,7 @@ class EgressEndpoint {
   uint32_t highest_ = 0;  // the last stream id opened
   size_t toward_sockets_ = 0;
   size_t peak_toward_sockets_ = 0;
+  size_t peak_outbox_ = 0;
   std::vector<uint32_t> polled_;  // the stream of each fd the last Fill added after the channel
   bool polled_channel_ = false;
   std::string read_buffer_;
