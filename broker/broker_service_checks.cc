@@ -50,7 +50,7 @@ absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
   if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
     // Only the microVM runtime may start it; never a native or none session labelled microvm.
     absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
-        microvm::MakeRuntime(config_.host.microvm)->Start(request.spec());
+        microvm::MakeRuntime(config_.host.microvm)->Start({.spec = request.spec()});
     if (!guest.ok()) return guest.status();
     (void)(*guest)->Stop(absl::ZeroDuration());
     return absl::UnimplementedError("backend: microvm: the broker cannot run a microVM session");

@@ -31,7 +31,7 @@ struct QemuRuntimeConfig {
 class QemuRuntime : public Runtime {
  public:
   explicit QemuRuntime(QemuRuntimeConfig config) : config_(std::move(config)) {}
-  absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec) override;
+  absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) override;
 
  private:
   QemuRuntimeConfig config_;

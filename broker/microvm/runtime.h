@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "broker/microvm/hypervisor.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker::microvm {
@@ -77,16 +78,26 @@ class Guest {
   virtual v1::SandboxState State(std::string* cause) const = 0;
 };
 
+// What one session's VM is started from.
+struct GuestStart {
+  v1::SandboxSpec spec;
+  // The guest's files (boot image, sockets): an empty directory the caller made, emptied at
+  // Stop; empty: a fresh directory under the runtime's state root, removed at Stop.
+  std::string state_dir;
+  // Where the hypervisor runs; unset: on this host (StartHostHypervisor).
+  HypervisorStarter hypervisor;
+};
+
 // Boots guests. One per broker, built from the microVM probe's configuration.
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // Boots a VM for `spec` (its binds shared per mode, its egress only through `proxies`)
-  // and returns once its agent answers (state warm), or fails with what went wrong:
-  // FAILED_PRECONDITION when this host cannot boot one, UNAVAILABLE for a boot that failed,
-  // DEADLINE_EXCEEDED for one that did not answer in time. A failed Start leaves nothing
-  // running and no file behind.
-  virtual absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec) = 0;
+  // Boots a VM for `start.spec` (its binds shared per mode, its egress only through the
+  // session's proxies) and returns once its agent answers (state warm), or fails with what
+  // went wrong: FAILED_PRECONDITION when this host cannot boot one, UNAVAILABLE for a boot that
+  // failed, DEADLINE_EXCEEDED for one that did not answer in time. A failed Start leaves
+  // nothing running and no file behind.
+  virtual absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) = 0;
 };
 
 // The runtime this broker has (today: UnavailableRuntime, unavailable_runtime.h).
