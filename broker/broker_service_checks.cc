@@ -47,7 +47,7 @@ absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
   absl::StatusOr<policy::BackendChoice> choice =
       policy::SelectBackend(request.backend(), config_.host);
   if (!choice.ok()) return choice.status();
-  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM && config_.microvm_runtime == nullptr) {
     // Only the microVM runtime may start it; never a native or none session labelled microvm.
     absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
         microvm::MakeRuntime(config_.host.microvm)->Start({.spec = request.spec()});
@@ -57,7 +57,8 @@ absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
   }
   absl::StatusOr<v1::SandboxSpec> spec = WorkspaceSpec(request);
   if (!spec.ok()) return spec.status();
-  if (absl::Status valid = CheckLaunchSpec(*spec, choice->actual, config_.forbidden_dirs);
+  if (absl::Status valid =
+          CheckLaunchSpec(*spec, HostBackend(choice->actual), config_.forbidden_dirs);
       !valid.ok()) {
     return valid;
   }

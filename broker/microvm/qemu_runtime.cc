@@ -245,7 +245,11 @@ void QemuGuest::GuestLost(const std::string& why,
 absl::Status QemuGuest::Exec(const GuestCommand& command,
                              const std::function<bool(const v1::SandboxEvent&)>& emit) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  std::unique_lock<std::mutex> run_lock(exec_mu_, std::try_to_lock);
+  if (!run_lock.owns_lock()) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: one run at a time in a microVM session, and another is in progress");
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     NoticeEndLocked();
@@ -282,6 +286,9 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
   };
   while (true) {
     if (!wanted) kill_run("stopped", "the client cancelled the run");
+    if (command.stop_requested) {
+      if (std::string why = command.stop_requested(); !why.empty()) kill_run("stopped", why);
+    }
     if (absl::Now() >= deadline) {
       kill_run("timeout", absl::StrCat("timeout after ", absl::FormatDuration(command.timeout)));
     }

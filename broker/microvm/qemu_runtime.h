@@ -32,6 +32,7 @@ class QemuRuntime : public Runtime {
  public:
   explicit QemuRuntime(QemuRuntimeConfig config) : config_(std::move(config)) {}
   absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) override;
+  std::vector<std::string> HostFiles() const override { return {config_.kernel}; }
 
  private:
   QemuRuntimeConfig config_;

@@ -29,6 +29,9 @@ struct GuestCommand {
   std::string workdir;
   std::string stdin_data;
   absl::Duration timeout = absl::ZeroDuration();
+  // Polled while the run goes; a non-empty answer kills the run and its `killed` event says
+  // "stopped" with that detail (Kill, Destroy). May be empty.
+  std::function<std::string()> stop_requested;
 };
 
 // A PTY inside the guest, from Guest::Terminal. Output and the exit arrive on the callbacks
@@ -58,6 +61,7 @@ class Guest {
 
   // Runs `command` in the guest and reports it as SandboxEvents (starting, ready, stdout,
   // stderr, violation, exit or killed), in order; `emit` returning false cancels the run.
+  // One run at a time: FAILED_PRECONDITION while another is in progress.
   // Returns when the run has ended; a guest that dies mid-run ends it with a `killed` event
   // and the guest goes to `error`.
   virtual absl::Status Exec(const GuestCommand& command,
@@ -98,6 +102,8 @@ class Runtime {
   // failed, DEADLINE_EXCEEDED for one that did not answer in time. A failed Start leaves
   // nothing running and no file behind.
   virtual absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) = 0;
+  // The host files the hypervisor reads (its kernel): bound read-only where it runs.
+  virtual std::vector<std::string> HostFiles() const { return {}; }
 };
 
 // The runtime this broker has (today: UnavailableRuntime, unavailable_runtime.h).
