@@ -17,12 +17,15 @@ Shape ShapeOf(uint8_t type, FrameSide from) {
       return host ? Shape::kEmpty : Shape::kNone;
     case FrameType::kExec:
     case FrameType::kStdin:
+    case FrameType::kSetup:
       return host ? Shape::kBytes : Shape::kNone;
     case FrameType::kHelloReply:
     case FrameType::kStdout:
     case FrameType::kStderr:
     case FrameType::kFailed:
       return host ? Shape::kNone : Shape::kBytes;
+    case FrameType::kSetupDone:
+      return host ? Shape::kNone : Shape::kEmpty;
     case FrameType::kStarted:
     case FrameType::kExit:
       return host ? Shape::kNone : Shape::kFour;
