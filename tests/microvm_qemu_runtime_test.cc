@@ -184,7 +184,7 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
   binds.add_bind_mounts()->set_host_path("/tmp");
   absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start(binds);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mounts"));
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mount"));
   v1::SandboxSpec network;
   network.set_network_enabled(true);
   refused = runtime.Start(network);
