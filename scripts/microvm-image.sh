@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the microVM probe image into DIR (docs/microvm.md), from Debian packages only:
 #   DIR/vmlinuz           the guest kernel, unpacked (not installed) from Debian's generic
-#                         linux-image-<version>-amd64 (fetched with apt-get download);
+#                         linux-image-<version>-amd64 (fetched with apt-get download) and
+#                         decompressed to its ELF (qemu boots it by its PVH entry);
 #                         DIR/kernel-package names it
 #   DIR/modules/          its modules the session image loads, and their load order
 #   DIR/probe-initrd.img  a busybox-static initramfs (cpio newc, gzip) whose init prints
@@ -11,7 +12,7 @@
 #                         init that runs the guest agent the runtime appends as /ccsandbox-agent
 # Then: sandbox_brokerd --microvm-hypervisor=/usr/bin/qemu-system-x86_64
 #   --microvm-kernel=DIR/vmlinuz --microvm-initrd=DIR/probe-initrd.img
-# Needs busybox-static (and, for the probe, qemu-system-x86). Keeps the generic kernel already in
+# Needs busybox-static and xz-utils (and, for the probe, qemu-system-x86). Keeps the generic kernel already in
 # DIR; replaces a cloud kernel (no 9p) an older version of this script put there.
 set -euo pipefail
 
@@ -32,12 +33,12 @@ trap 'rm -rf "$work"' EXIT
 # The session image's modules (what it needs: virtio-mmio, the agent's virtio_console, 9p over
 # virtio for the shared host directories), closed over their dependencies below.
 wanted="virtio_mmio virtio_console 9pnet_virtio 9p"
-# The generic kernel (the cloud one has no 9p). DIR/kernel-package names what DIR holds: a DIR
-# built before it existed holds the cloud kernel and is rebuilt.
+# The generic kernel (the cloud one has no 9p). DIR/kernel-package names what DIR holds (the
+# package, and whether vmlinuz is its ELF or its bzImage): a DIR built before it existed holds
+# the cloud kernel and is rebuilt.
 meta=linux-image-amd64
 if [ ! -s "$dir/vmlinuz" ] || [ ! -s "$dir/modules/order" ] ||
-  ! grep -q -- '-amd64$' "$dir/kernel-package" 2>/dev/null ||
-  grep -q -- '-cloud-amd64$' "$dir/kernel-package"; then
+  ! grep -qE -- '-[0-9]+-amd64 (elf|bzimage)$' "$dir/kernel-package" 2>/dev/null; then
   # The metapackage names the current kernel package; only the kernel package is fetched.
   (cd "$work" && apt-get download -q "$meta" >/dev/null)
   kernel_pkg=$(dpkg-deb -f "$work"/"$meta"_*.deb Depends | grep -o 'linux-image-[0-9][^ ,]*-amd64' |
@@ -61,10 +62,23 @@ if [ ! -s "$dir/vmlinuz" ] || [ ! -s "$dir/modules/order" ] ||
   }
   for m in $wanted; do add_module "$m"; done
   cp "$work/order" "$dir/modules/order"
-  cp "$work"/kernel/boot/vmlinuz-* "$dir/vmlinuz.tmp"
+  # The generic bzImage is xz-compressed, and decompressing it under TCG took ~2 s of every
+  # boot: the uncompressed ELF (booted by its PVH entry) is kept instead when it can be cut out.
+  bzimage=$(ls "$work"/kernel/boot/vmlinuz-*)
+  offset=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$bzimage" | head -1 | cut -d: -f1 || true)
+  if [ -n "$offset" ]; then
+    tail -c +$((offset + 1)) "$bzimage" | xz -dc >"$dir/vmlinuz.tmp" 2>/dev/null || true
+  fi
+  if [ "$(head -c 4 "$dir/vmlinuz.tmp" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
+    echo "microvm-image: no xz-compressed ELF in $bzimage; keeping the bzImage (slower)" >&2
+    cp "$bzimage" "$dir/vmlinuz.tmp"
+    format=bzimage
+  else
+    format=elf
+  fi
   mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
-  echo "$kernel_pkg" >"$dir/kernel-package"
-  echo "microvm-image: kernel $kernel_pkg -> $dir/vmlinuz (modules: $(tr '\n' ' ' <"$work/order"))"
+  echo "$kernel_pkg $format" >"$dir/kernel-package"
+  echo "microvm-image: kernel $kernel_pkg ($format) -> $dir/vmlinuz (modules: $(tr '\n' ' ' <"$work/order"))"
 fi
 
 root="$work/root"

@@ -36,6 +36,7 @@ using broker::microvm::QemuRuntime;
 using broker::microvm::QemuRuntimeConfig;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 constexpr char kImageDir[] = "/var/cache/ccsandbox/microvm";
 constexpr char kQemu[] = "/usr/bin/qemu-system-x86_64";
@@ -68,6 +69,17 @@ std::string ReadFile(const std::string& path) {
 }
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// The pids of processes whose command line names `text` (a guest's qemu names its state dir).
+std::vector<std::string> ProcessesNaming(const std::string& text) {
+  std::vector<std::string> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (ReadFile(entry.path() / "cmdline").find(text) != std::string::npos) pids.push_back(pid);
+  }
+  return pids;
+}
 
 class GuestRootTest : public ::testing::Test {
  protected:
@@ -194,12 +206,14 @@ TEST_F(GuestRootTest, SharesAndDenySetsHoldInTheGuest) {
   // The workload cannot undo the layout: no unmount, no mount, no remount, no chroot.
   for (const char* attempt :
        {"umount secretdir", "umount -l secret.txt", "mount -t tmpfs none secretdir",
-        "mount -o remount,rw gitdir", "mount --bind /tmp secretdir", "chroot / true"}) {
+        "mount -o remount,rw gitdir", "mount --bind /tmp secretdir", "chroot / true",
+        // PID 1 (the agent) sees the initramfs: its root is not a way out of the chroot.
+        "ls /proc/1/root/ccsandbox-agent"}) {
     SCOPED_TRACE(attempt);
     Result undo = Sh(guest, attempt);
     EXPECT_NE(undo.exit_code, 0) << undo.out;
     EXPECT_THAT(undo.err, AnyOf(HasSubstr("must be superuser"), HasSubstr("permission denied"),
-                                HasSubstr("not permitted")));
+                                HasSubstr("Permission denied"), HasSubstr("not permitted")));
   }
   Result still = Sh(guest, "cat secret.txt; ls -A secretdir; grep ^CapBnd /proc/self/status");
   EXPECT_EQ(still.out.substr(0, still.out.find("CapBnd")), "");
@@ -216,8 +230,12 @@ TEST_F(GuestRootTest, SharesAndDenySetsHoldInTheGuest) {
   Result tmp = Sh(guest, absl::StrCat("echo x > ", tmp_name, " && cat ", tmp_name));
   EXPECT_EQ(tmp.out, "x\n") << tmp.err;
   EXPECT_FALSE(PathExists(tmp_name));
-  // Nothing of the host but the shares: not its home, not its state.
+  // Nothing of the host but the shares: not its home, not its state; of the guest's devices
+  // only the minimal /dev (not the agent's port).
   EXPECT_NE(Sh(guest, "ls /root /var/cache/ccsandbox").exit_code, 0);
+  Result dev = Sh(guest, "ls /dev");
+  EXPECT_EQ(dev.out,
+            "fd\nfull\nnull\nptmx\npts\nrandom\nshm\nstderr\nstdin\nstdout\ntty\nurandom\nzero\n");
 
   ASSERT_TRUE(guest.Stop(absl::Seconds(2)).ok());
   EXPECT_TRUE(std::filesystem::is_empty(config_.state_root));
@@ -232,6 +250,37 @@ TEST_F(GuestRootTest, ASetupThatFailsIsUnavailableAndLeavesNothing) {
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
   EXPECT_THAT(failed.status().message(), HasSubstr(ro_ + "/missing"));
   EXPECT_TRUE(std::filesystem::is_empty(config_.state_root));
+  EXPECT_THAT(ProcessesNaming(config_.state_root), IsEmpty());
+}
+
+// The limit is real: every one of kMaxGuestShares shares reaches the guest; one more is refused.
+TEST_F(GuestRootTest, AsManySharesAsTheMachineHasRoomFor) {
+  v1::LaunchPlan plan;
+  const int mounts = broker::microvm::kMaxGuestShares - 2;  // with /usr and /etc
+  for (int i = 0; i < mounts; ++i) {
+    const std::string dir = absl::StrCat(root_, "/many/", i);
+    std::filesystem::create_directories(dir);
+    WriteFile(dir + "/n", absl::StrCat(i));
+    auto* mount = plan.add_mounts();
+    mount->set_host_path(dir);
+    mount->set_guest_path(dir);
+    mount->set_read_only(true);
+  }
+  RealHostView host;
+  absl::StatusOr<GuestLayout> layout =
+      GuestLayoutFromPlan(plan, policy::DefaultSystemRoDirs(), host);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_EQ(layout->shares.size(), static_cast<size_t>(broker::microvm::kMaxGuestShares));
+  QemuRuntime runtime(config_);
+  GuestLayout one_more = *layout;
+  one_more.shares.push_back({ro_, ro_, true});
+  EXPECT_EQ(runtime.Start(v1::SandboxSpec(), one_more).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec(), *layout);
+  ASSERT_TRUE(started.ok()) << started.status();
+  Result all = Sh(**started, absl::StrCat("cat ", root_, "/many/*/n | wc -c"));
+  // "0" .. "19": 10 one-digit and 10 two-digit numbers.
+  EXPECT_EQ(all.out, absl::StrCat(10 + 2 * (mounts - 10), "\n")) << all.err;
 }
 
 TEST_F(GuestRootTest, BindsTheLayoutDoesNotShareAreRefused) {

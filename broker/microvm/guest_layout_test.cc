@@ -135,8 +135,8 @@ TEST(GuestLayoutTest, FileMountsAndTooManySharesAreRefused) {
   }
   layout = GuestLayoutFromPlan(plan, kSystem, host);
   EXPECT_EQ(layout.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(layout.status().message(), HasSubstr("room for 23"));
-  plan.mutable_mounts()->DeleteSubrange(0, 4);  // 2 + 2 + 19 = 23: fits
+  EXPECT_THAT(layout.status().message(), HasSubstr("room for 22"));
+  plan.mutable_mounts()->DeleteSubrange(0, 4);  // 2 + 2 + 18 = 22: fits
   EXPECT_TRUE(GuestLayoutFromPlan(plan, kSystem, host).ok());
 
   plan = Plan();
