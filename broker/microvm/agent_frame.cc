@@ -33,7 +33,22 @@ Shape ShapeOf(uint8_t type, FrameSide from) {
   return Shape::kNone;
 }
 
-bool ReadString(const std::string& in, size_t* at, std::string* out) {
+bool ReadList(const std::string& in, size_t* at, std::vector<std::string>* out) {
+  if (in.size() - *at < 4) return false;
+  const uint32_t n = DecodeU32(in.substr(*at, 4));
+  *at += 4;
+  // Each entry takes at least its 4-byte length: a count larger than that is a lie.
+  if (n > (in.size() - *at) / 4) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    out->emplace_back();
+    if (!ReadFrameString(in, at, &out->back())) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ReadFrameString(const std::string& in, size_t* at, std::string* out) {
   if (in.size() - *at < 4) return false;
   const uint32_t size = DecodeU32(in.substr(*at, 4));
   *at += 4;
@@ -43,25 +58,10 @@ bool ReadString(const std::string& in, size_t* at, std::string* out) {
   return true;
 }
 
-bool ReadList(const std::string& in, size_t* at, std::vector<std::string>* out) {
-  if (in.size() - *at < 4) return false;
-  const uint32_t n = DecodeU32(in.substr(*at, 4));
-  *at += 4;
-  // Each entry takes at least its 4-byte length: a count larger than that is a lie.
-  if (n > (in.size() - *at) / 4) return false;
-  for (uint32_t i = 0; i < n; ++i) {
-    out->emplace_back();
-    if (!ReadString(in, at, &out->back())) return false;
-  }
-  return true;
-}
-
-void AppendString(std::string* out, const std::string& value) {
+void AppendFrameString(std::string* out, const std::string& value) {
   out->append(EncodeU32(static_cast<uint32_t>(value.size())));
   out->append(value);
 }
-
-}  // namespace
 
 std::string EncodeU32(uint32_t value) {
   const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
@@ -86,10 +86,10 @@ std::string EncodeFrame(FrameType type, const std::string& payload) {
 
 std::string EncodeExec(const ExecRequest& request) {
   std::string out = EncodeU32(static_cast<uint32_t>(request.argv.size()));
-  for (const std::string& arg : request.argv) AppendString(&out, arg);
+  for (const std::string& arg : request.argv) AppendFrameString(&out, arg);
   out.append(EncodeU32(static_cast<uint32_t>(request.env.size())));
-  for (const std::string& entry : request.env) AppendString(&out, entry);
-  AppendString(&out, request.workdir);
+  for (const std::string& entry : request.env) AppendFrameString(&out, entry);
+  AppendFrameString(&out, request.workdir);
   return out;
 }
 
@@ -97,7 +97,7 @@ bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* e
   *request = ExecRequest{};
   size_t at = 0;
   if (!ReadList(payload, &at, &request->argv) || !ReadList(payload, &at, &request->env) ||
-      !ReadString(payload, &at, &request->workdir)) {
+      !ReadFrameString(payload, &at, &request->workdir)) {
     *error = "exec request truncated";
     return false;
   }

@@ -53,6 +53,10 @@ struct ExecRequest {
 std::string EncodeFrame(FrameType type, const std::string& payload);
 std::string EncodeU32(uint32_t value);
 std::string EncodeExec(const ExecRequest& request);
+// A payload's string field: u32 length, then the bytes. ReadFrameString advances `at`; false
+// when the field runs past the end of `in`.
+void AppendFrameString(std::string* out, const std::string& value);
+bool ReadFrameString(const std::string& in, size_t* at, std::string* out);
 
 // Parses a kExec payload: false (and why in `error`) unless it is exactly a valid request.
 bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* error);

@@ -11,23 +11,8 @@
 namespace ccsandbox::broker::microvm {
 namespace {
 
-// Absolute, no empty, "." or ".." component, no trailing slash, no NUL.
-bool Normal(const std::string& path) {
-  if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) return false;
-  if (path == "/") return true;
-  if (path.back() == '/') return false;
-  for (size_t at = 1; at <= path.size();) {
-    size_t end = path.find('/', at);
-    if (end == std::string::npos) end = path.size();
-    const std::string part = path.substr(at, end - at);
-    if (part.empty() || part == "." || part == "..") return false;
-    at = end + 1;
-  }
-  return true;
-}
-
 absl::Status CheckNormal(const char* what, const std::string& path) {
-  if (Normal(path)) return absl::OkStatus();
+  if (IsNormalAbsolutePath(path)) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("backend: microvm: ", what, " is not an absolute normalised path: ", path));
 }
@@ -128,7 +113,7 @@ class Builder {
   // Secrets: an empty read-only directory or file over each one the guest would see.
   absl::Status DenyRead() {
     for (const std::string& path : plan_.deny_read_paths()) {
-      if (!Normal(path)) continue;  // a glob pattern left unexpanded names nothing
+      if (!IsNormalAbsolutePath(path)) continue;  // a glob pattern left unexpanded names nothing
       const Mount* mount = table_.Containing(path);
       if (mount == nullptr || ThroughSymlink(path, *mount)) continue;
       const Mount in = *mount;
@@ -159,7 +144,7 @@ class Builder {
     });
     std::set<std::string> done;
     for (const std::string& path : paths) {
-      if (!Normal(path) || Hidden(path) || done.count(path) > 0) continue;
+      if (!IsNormalAbsolutePath(path) || Hidden(path) || done.count(path) > 0) continue;
       const Mount* mount = table_.Containing(path);
       if (mount == nullptr || !mount->writable || ThroughSymlink(path, *mount)) continue;
       const Mount in = *mount;

@@ -3,26 +3,8 @@
 #include "broker/microvm/agent_frame.h"
 
 namespace ccsandbox::broker::microvm {
-namespace {
 
-void AppendString(std::string* out, const std::string& value) {
-  out->append(EncodeU32(static_cast<uint32_t>(value.size())));
-  out->append(value);
-}
-
-bool ReadString(const std::string& in, size_t* at, std::string* out) {
-  if (in.size() - *at < 4) return false;
-  const uint32_t size = DecodeU32(in.substr(*at, 4));
-  *at += 4;
-  if (in.size() - *at < size) return false;
-  out->assign(in, *at, size);
-  *at += size;
-  return true;
-}
-
-// Absolute, no empty, "." or ".." component, no trailing slash, no NUL: what the agent mounts
-// on must be the path it names, under /sysroot.
-bool NormalAbsolute(const std::string& path) {
+bool IsNormalAbsolutePath(const std::string& path) {
   if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) return false;
   if (path == "/") return true;
   if (path.back() == '/') return false;
@@ -36,6 +18,8 @@ bool NormalAbsolute(const std::string& path) {
   }
   return true;
 }
+
+namespace {
 
 bool ValidStep(const GuestStep& step, std::string* error) {
   const bool root = step.path == "/";
@@ -65,7 +49,7 @@ bool ValidStep(const GuestStep& step, std::string* error) {
       *error = "unknown setup step " + std::to_string(static_cast<int>(step.step));
       return false;
   }
-  if (error->empty() && !NormalAbsolute(step.path)) {
+  if (error->empty() && !IsNormalAbsolutePath(step.path)) {
     *error = "setup path is not absolute and normalised: " + step.path;
   }
   return error->empty();
@@ -77,10 +61,10 @@ std::string EncodeSetup(const GuestSetup& setup) {
   std::string out = EncodeU32(static_cast<uint32_t>(setup.steps.size()));
   for (const GuestStep& step : setup.steps) {
     out.push_back(static_cast<char>(step.step));
-    AppendString(&out, step.path);
-    AppendString(&out, step.arg);
+    AppendFrameString(&out, step.path);
+    AppendFrameString(&out, step.arg);
   }
-  AppendString(&out, setup.workdir);
+  AppendFrameString(&out, setup.workdir);
   return out;
 }
 
@@ -103,7 +87,7 @@ bool DecodeSetup(const std::string& payload, GuestSetup* setup, std::string* err
   for (uint32_t i = 0; i < n; ++i) {
     GuestStep step;
     step.step = static_cast<SetupStep>(payload[at++]);
-    if (!ReadString(payload, &at, &step.path) || !ReadString(payload, &at, &step.arg)) {
+    if (!ReadFrameString(payload, &at, &step.path) || !ReadFrameString(payload, &at, &step.arg)) {
       *error = "setup truncated";
       return false;
     }
@@ -111,7 +95,7 @@ bool DecodeSetup(const std::string& payload, GuestSetup* setup, std::string* err
     if (step.step == SetupStep::kBase) ++bases;
     setup->steps.push_back(std::move(step));
   }
-  if (!ReadString(payload, &at, &setup->workdir)) {
+  if (!ReadFrameString(payload, &at, &setup->workdir)) {
     *error = "setup truncated";
     return false;
   }
@@ -123,7 +107,7 @@ bool DecodeSetup(const std::string& payload, GuestSetup* setup, std::string* err
     *error = "setup must have exactly one base step";
     return false;
   }
-  if (!setup->workdir.empty() && !NormalAbsolute(setup->workdir)) {
+  if (!setup->workdir.empty() && !IsNormalAbsolutePath(setup->workdir)) {
     *error = "setup workdir is not absolute and normalised";
     return false;
   }

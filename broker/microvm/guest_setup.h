@@ -35,6 +35,10 @@ struct GuestSetup {
 // The longest 9p mount tag the kernel and qemu accept.
 inline constexpr size_t kMaxMountTag = 31;
 
+// Absolute, no empty, "." or ".." component, no trailing slash, no NUL: a path the agent mounts
+// on must be the path it names, under /sysroot.
+bool IsNormalAbsolutePath(const std::string& path);
+
 std::string EncodeSetup(const GuestSetup& setup);
 // False (and why in `error`) unless `payload` is exactly a valid setup.
 bool DecodeSetup(const std::string& payload, GuestSetup* setup, std::string* error);
