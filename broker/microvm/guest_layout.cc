@@ -251,10 +251,12 @@ std::vector<std::string> ShareQemuArgs(const GuestLayout& layout) {
 
 GuestSetup SetupOf(const GuestLayout& layout) {
   GuestSetup setup{.workdir = layout.workdir};
+  // The system shares are read-only and cached in the guest: a program's start stats and opens
+  // dozens of files there (python3 -c 'import json' under TCG: 0.4 s cached, 1.7 s uncached).
   auto share = [&](size_t i) {
-    setup.steps.push_back(
-        {layout.shares[i].read_only ? SetupStep::kShareReadOnly : SetupStep::kShare,
-         layout.shares[i].guest_path, Tag(i)});
+    SetupStep step = layout.shares[i].read_only ? SetupStep::kShareReadOnly : SetupStep::kShare;
+    if (i < layout.system_shares && layout.shares[i].read_only) step = SetupStep::kShareCached;
+    setup.steps.push_back({step, layout.shares[i].guest_path, Tag(i)});
   };
   for (size_t i = 0; i < layout.system_shares; ++i) share(i);
   for (const GuestSymlink& link : layout.symlinks) {

@@ -65,8 +65,8 @@ absl::StatusOr<GuestLayout> GuestLayoutFromPlan(const v1::LaunchPlan& plan,
 // A comma in a path is doubled (qemu's escape), so a path never adds an option.
 std::vector<std::string> ShareQemuArgs(const GuestLayout& layout);
 
-// The setup the agent applies: the system shares and symlinks, the base (/proc, /dev, /tmp),
-// the plan's shares, then the guards.
+// The setup the agent applies: the system shares (cached in the guest) and symlinks, the base
+// (/proc, /dev, /tmp), the plan's shares, then the guards.
 GuestSetup SetupOf(const GuestLayout& layout);
 
 }  // namespace ccsandbox::broker::microvm

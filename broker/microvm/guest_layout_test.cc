@@ -166,7 +166,7 @@ TEST(GuestLayoutTest, SetupPutsTheBaseBetweenSystemAndPlanShares) {
   for (const GuestStep& s : setup.steps) {
     steps.push_back(std::string(1, static_cast<char>(s.step)) + " " + s.path + " " + s.arg);
   }
-  EXPECT_THAT(steps, ElementsAre("r /usr s0", "r /etc s1", "l /bin usr/bin", "l /lib usr/lib",
+  EXPECT_THAT(steps, ElementsAre("c /usr s0", "c /etc s1", "l /bin usr/bin", "l /lib usr/lib",
                                  "b / ", "r /data s2", "s /home/u/p s3", "f /home/u/p/.env "));
   EXPECT_EQ(setup.workdir, "/home/u/p");
   GuestSetup decoded;

@@ -29,6 +29,7 @@ bool ValidStep(const GuestStep& step, std::string* error) {
       break;
     case SetupStep::kShare:
     case SetupStep::kShareReadOnly:
+    case SetupStep::kShareCached:
       if (step.arg.empty() || step.arg.size() > kMaxMountTag ||
           step.arg.find('\0') != std::string::npos) {
         *error = "a share's mount tag must be 1 to 31 bytes";

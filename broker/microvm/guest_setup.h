@@ -13,6 +13,8 @@ namespace ccsandbox::broker::microvm {
 enum class SetupStep : char {
   kShare = 's',          // mount the 9p share tagged `arg` at `path`, writable
   kShareReadOnly = 'r',  // the same, read-only
+  kShareCached = 'c',    // read-only and cached by the guest (host changes may show late): the
+                         // system directories, whose lookups dominate a program's start
   kSymlink = 'l',        // a symlink at `path` pointing to `arg`
   kBase = 'b',           // /proc (its /proc/sys read-only), a minimal /dev, a private /tmp
   kMaskDir = 'd',        // hide a directory: an empty read-only tmpfs over it

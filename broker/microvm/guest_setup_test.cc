@@ -13,7 +13,8 @@ namespace {
 const GuestStep kBaseStep{SetupStep::kBase, "/", ""};
 
 TEST(GuestSetupTest, RoundTrips) {
-  const GuestSetup setup{.steps = {{SetupStep::kShareReadOnly, "/usr", "s0"},
+  const GuestSetup setup{.steps = {{SetupStep::kShareCached, "/usr", "s0"},
+                                   {SetupStep::kShareReadOnly, "/data", "s2"},
                                    {SetupStep::kSymlink, "/bin", "usr/bin"},
                                    kBaseStep,
                                    {SetupStep::kShare, "/work", "s1"},

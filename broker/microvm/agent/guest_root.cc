@@ -17,6 +17,7 @@ namespace ccsandbox::broker::microvm {
 namespace {
 
 constexpr char kNinePOptions[] = "trans=virtio,version=9p2000.L,msize=262144";
+constexpr char kNinePCachedOptions[] = "trans=virtio,version=9p2000.L,msize=262144,cache=loose";
 constexpr unsigned long kShareFlags = MS_NOSUID | MS_NODEV;
 
 // What a run may not keep: each could undo the layout (mount, unmount, chroot, load a module,
@@ -100,10 +101,13 @@ bool Step(const GuestStep& step, int empty_file, std::string* error) {
   const std::string& path = step.path;
   switch (step.step) {
     case SetupStep::kShare:
-    case SetupStep::kShareReadOnly: {
-      const unsigned long ro = step.step == SetupStep::kShareReadOnly ? MS_RDONLY : 0;
+    case SetupStep::kShareReadOnly:
+    case SetupStep::kShareCached: {
+      const unsigned long ro = step.step == SetupStep::kShare ? 0 : MS_RDONLY;
+      const char* options =
+          step.step == SetupStep::kShareCached ? kNinePCachedOptions : kNinePOptions;
       return MakeDirs(path, error) &&
-             Mount(step.arg.c_str(), path, "9p", kShareFlags | ro, kNinePOptions, error);
+             Mount(step.arg.c_str(), path, "9p", kShareFlags | ro, options, error);
     }
     case SetupStep::kSymlink:
       if (!MakeDirs(path.substr(0, path.rfind('/') + 1), error)) return false;
