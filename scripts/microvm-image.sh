@@ -12,8 +12,8 @@
 #                         init that runs the guest agent the runtime appends as /ccsandbox-agent
 # Then: sandbox_brokerd --microvm-hypervisor=/usr/bin/qemu-system-x86_64
 #   --microvm-kernel=DIR/vmlinuz --microvm-initrd=DIR/probe-initrd.img
-# Needs busybox-static and xz-utils (and, for the probe, qemu-system-x86). Keeps the generic kernel already in
-# DIR; replaces a cloud kernel (no 9p) an older version of this script put there.
+# Needs busybox-static and xz-utils (and, for the probe, qemu-system-x86). Keeps the generic
+# kernel already in DIR; replaces a cloud kernel (no 9p) an older version of this script put there.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -78,7 +78,8 @@ if [ ! -s "$dir/vmlinuz" ] || [ ! -s "$dir/modules/order" ] ||
   fi
   mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
   echo "$kernel_pkg $format" >"$dir/kernel-package"
-  echo "microvm-image: kernel $kernel_pkg ($format) -> $dir/vmlinuz (modules: $(tr '\n' ' ' <"$work/order"))"
+  echo "microvm-image: kernel $kernel_pkg ($format) -> $dir/vmlinuz" \
+    "(modules: $(tr '\n' ' ' <"$work/order"))"
 fi
 
 root="$work/root"
@@ -98,7 +99,8 @@ echo "microvm-image: probe image -> $dir/probe-initrd.img"
 # The session image: /init loads the virtio modules (dependencies first), mounts what a shell
 # needs, then execs the agent on the virtio-serial port named org.ccsandbox.agent.
 root="$work/agent-root"
-mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/sysroot" "$root/lib/modules"
+mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/sysroot" \
+  "$root/lib/modules"
 cp "$busybox" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$dir/modules/"*.ko "$dir/modules/order" "$root/lib/modules/"
