@@ -151,7 +151,7 @@ TEST_F(GuestRootTest, SharesAndDenySetsHoldInTheGuest) {
   ASSERT_TRUE(layout.ok()) << layout.status();
   QemuRuntime runtime(config_);
   const absl::Time boot = absl::Now();
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(spec, *layout);
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start({.spec = spec, .layout = *layout});
   ASSERT_TRUE(started.ok()) << started.status();
   std::cout << "microVM cold boot to warm with " << layout->shares.size()
             << " shares (tcg): " << absl::Now() - boot << std::endl;
@@ -246,7 +246,8 @@ TEST_F(GuestRootTest, ASetupThatFailsIsUnavailableAndLeavesNothing) {
   GuestLayout layout;
   layout.shares = {{ro_, ro_, true}, {rw_, ro_ + "/missing", false}};
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> failed = runtime.Start(v1::SandboxSpec(), layout);
+  absl::StatusOr<std::unique_ptr<Guest>> failed =
+      runtime.Start({.spec = v1::SandboxSpec(), .layout = layout});
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
   EXPECT_THAT(failed.status().message(), HasSubstr(ro_ + "/missing"));
   EXPECT_TRUE(std::filesystem::is_empty(config_.state_root));
@@ -274,9 +275,10 @@ TEST_F(GuestRootTest, AsManySharesAsTheMachineHasRoomFor) {
   QemuRuntime runtime(config_);
   GuestLayout one_more = *layout;
   one_more.shares.push_back({ro_, ro_, true});
-  EXPECT_EQ(runtime.Start(v1::SandboxSpec(), one_more).status().code(),
+  EXPECT_EQ(runtime.Start({.spec = v1::SandboxSpec(), .layout = one_more}).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec(), *layout);
+  absl::StatusOr<std::unique_ptr<Guest>> started =
+      runtime.Start({.spec = v1::SandboxSpec(), .layout = *layout});
   ASSERT_TRUE(started.ok()) << started.status();
   Result all = Sh(**started, absl::StrCat("cat ", root_, "/many/*/n | wc -c"));
   // "0" .. "19": 10 one-digit and 10 two-digit numbers.
@@ -293,10 +295,12 @@ TEST_F(GuestRootTest, BindsTheLayoutDoesNotShareAreRefused) {
   QemuRuntime runtime(config_);
   // Shared writable: a read-only bind would be looser in the guest.
   bind->set_read_only(true);
-  EXPECT_EQ(runtime.Start(spec, layout).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runtime.Start({.spec = spec, .layout = layout}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   bind->set_host_path(ro_);
-  EXPECT_EQ(runtime.Start(spec, layout).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(runtime.Start(spec).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runtime.Start({.spec = spec, .layout = layout}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(runtime.Start({.spec = spec}).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(std::filesystem::is_empty(config_.state_root));
 }
 

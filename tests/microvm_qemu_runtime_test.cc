@@ -101,7 +101,7 @@ class QemuRuntimeTest : public ::testing::Test {
 TEST_F(QemuRuntimeTest, OneGuestRunsCommandsAndStopLeavesNothing) {
   QemuRuntime runtime(config_);
   const absl::Time boot = absl::Now();
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start({});
   ASSERT_TRUE(started.ok()) << started.status();
   std::cout << "microVM cold boot to warm (tcg): " << absl::Now() - boot << std::endl;
   Guest& guest = **started;
@@ -166,7 +166,7 @@ TEST_F(QemuRuntimeTest, OneGuestRunsCommandsAndStopLeavesNothing) {
 
 TEST_F(QemuRuntimeTest, APanickedGuestIsInErrorWithTheCause) {
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start({});
   ASSERT_TRUE(started.ok()) << started.status();
   GuestRun panic =
       Exec(**started, {.argv = {"sh", "-c", "echo c > /proc/sysrq-trigger; sleep 30"}});
@@ -182,12 +182,12 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
   QemuRuntime runtime(config_);
   v1::SandboxSpec binds;
   binds.add_bind_mounts()->set_host_path("/tmp");
-  absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start(binds);
+  absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start({.spec = binds});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mount"));
   v1::SandboxSpec network;
   network.set_network_enabled(true);
-  refused = runtime.Start(network);
+  refused = runtime.Start({.spec = network});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("network"));
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
@@ -196,7 +196,7 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
 TEST_F(QemuRuntimeTest, ABootThatFailsLeavesNoFile) {
   config_.kernel = config_.image;  // not a kernel: qemu refuses it
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> failed = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> failed = runtime.Start({});
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
 }

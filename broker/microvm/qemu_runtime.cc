@@ -25,6 +25,7 @@
 #include "broker/microvm/agent_frame.h"
 #include "broker/microvm/boot_image.h"
 #include "broker/microvm/guest_setup.h"
+#include "broker/microvm/hypervisor.h"
 #include "broker/microvm/hypervisor_process.h"
 #include "broker/microvm/probe_result.h"
 
@@ -32,47 +33,46 @@ namespace ccsandbox::broker::microvm {
 namespace {
 
 constexpr size_t kStdinChunk = 64 * 1024;
-constexpr size_t kConsoleTail = 64 * 1024;
 
-// A guest's state directory (boot image, console log, agent socket): removed with all it holds
-// when this goes, after the hypervisor that used it (declare it first).
+// A guest's state directory (boot image, console log, agent socket): what it holds is removed
+// when this goes, after the hypervisor that used it (declare it first); the directory too
+// unless the caller made it (GuestStart::state_dir: it may be a mount source the caller
+// releases later).
 class StateDir {
  public:
-  explicit StateDir(std::string path) : path_(std::move(path)) {}
+  StateDir(std::string path, bool owned) : path_(std::move(path)), owned_(owned) {}
   StateDir(const StateDir&) = delete;
   StateDir& operator=(const StateDir&) = delete;
   ~StateDir() { Remove(); }
   void Remove() {
     if (path_.empty()) return;
     std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    if (owned_) {
+      std::filesystem::remove_all(path_, ignored);
+    } else {
+      for (const auto& entry : std::filesystem::directory_iterator(path_, ignored)) {
+        std::filesystem::remove_all(entry.path(), ignored);
+      }
+    }
     path_.clear();
   }
+  const std::string& path() const { return path_; }
   std::string File(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
 
  private:
   std::string path_;
+  bool owned_;
 };
 
-std::string ConsoleTail(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  if (text.size() > kConsoleTail) text.erase(0, text.size() - kConsoleTail);
-  return text;
-}
-
-// Why a guest ended, from its console and (when known) the hypervisor's wait status.
-std::string EndCause(const std::string& console_path, std::optional<int> status) {
-  const std::string console = ConsoleTail(console_path);
+// Why a guest ended, from its console and (when known) how its hypervisor ended.
+std::string EndCause(const Hypervisor& hypervisor, const std::optional<std::string>& ended) {
+  const std::string console = hypervisor.ConsoleTail();
   const size_t panic = console.find("Kernel panic");
   if (panic != std::string::npos) {
     return absl::StrCat("the guest panicked ('", QuotableLine(console.substr(panic)), "')");
   }
-  return absl::StrCat("the hypervisor ",
-                      status.has_value() ? WaitStatusText(*status) : std::string("has not exited"),
-                      " ('", QuotableLine(console), "')");
+  return absl::StrCat("the hypervisor ", ended.value_or("has not exited"), " ('",
+                      QuotableLine(console), "')");
 }
 
 v1::SandboxEvent Event() {
@@ -191,7 +191,7 @@ class AgentChannel {
 
 class QemuGuest : public Guest {
  public:
-  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<HypervisorProcess> process,
+  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
             std::unique_ptr<AgentChannel> channel)
       : dir_(std::move(dir)), process_(std::move(process)), channel_(std::move(channel)) {}
   ~QemuGuest() override { Stop(absl::ZeroDuration()).IgnoreError(); }
@@ -217,22 +217,20 @@ class QemuGuest : public Guest {
  private:
   // Whether the guest's console says it panicked; rereads the console only when it grew.
   bool PanickedLocked() const {
-    struct stat st;
-    if (stat(dir_->File("console.log").c_str(), &st) != 0 || st.st_size == console_size_) {
-      return panicked_;
-    }
-    console_size_ = st.st_size;
-    panicked_ = absl::StrContains(ConsoleTail(dir_->File("console.log")), "Kernel panic");
+    const uint64_t size = process_->ConsoleSize();
+    if (size == console_size_) return panicked_;
+    console_size_ = size;
+    panicked_ = absl::StrContains(process_->ConsoleTail(), "Kernel panic");
     return panicked_;
   }
   // A guest whose hypervisor has gone while it was meant to run is in error (held: mu_); so
   // is one that panicked (killed now: a panicked guest may spin rather than exit).
   void NoticeEndLocked() const {
     if (state_ != v1::SANDBOX_STATE_WARM && state_ != v1::SANDBOX_STATE_ACTIVE) return;
-    if (PanickedLocked()) process_->KillAndReap();
-    if (const std::optional<int> status = process_->Exited(); status.has_value()) {
+    if (PanickedLocked()) process_->Kill();
+    if (const std::optional<std::string> ended = process_->Ended(); ended.has_value()) {
       state_ = v1::SANDBOX_STATE_ERROR;
-      cause_ = EndCause(dir_->File("console.log"), status);
+      cause_ = EndCause(*process_, ended);
     }
   }
   // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
@@ -241,10 +239,10 @@ class QemuGuest : public Guest {
   std::mutex exec_mu_;  // one run at a time; Stop waits for it
   mutable std::mutex mu_;
   std::unique_ptr<StateDir> dir_;
-  std::unique_ptr<HypervisorProcess> process_;  // guarded by mu_ while a run may be open
-  std::unique_ptr<AgentChannel> channel_;       // guarded by exec_mu_
+  std::unique_ptr<Hypervisor> process_;    // guarded by mu_ while a run may be open
+  std::unique_ptr<AgentChannel> channel_;  // guarded by exec_mu_
   std::atomic<bool> stopping_ = false;
-  mutable off_t console_size_ = 0;
+  mutable uint64_t console_size_ = 0;
   mutable bool panicked_ = false;
   mutable v1::SandboxState state_ = v1::SANDBOX_STATE_WARM;
   mutable std::string cause_;
@@ -257,10 +255,10 @@ void QemuGuest::GuestLost(const std::string& why,
     std::lock_guard<std::mutex> lock(mu_);
     // A broken channel with the hypervisor still up (a bad frame, the agent died): the guest
     // is not trusted any more, so it is powered off now.
-    const std::optional<int> status = process_->WaitUntil(absl::Now() + absl::Seconds(1));
-    if (!status.has_value()) process_->KillAndReap();
+    const std::optional<std::string> ended = process_->WaitUntil(absl::Now() + absl::Seconds(1));
+    if (!ended.has_value()) process_->Kill();
     detail = stopping_ ? std::string("the microVM was stopped")
-                       : absl::StrCat(why, "; ", EndCause(dir_->File("console.log"), status));
+                       : absl::StrCat(why, "; ", EndCause(*process_, ended));
     if (!stopping_) {
       state_ = v1::SANDBOX_STATE_ERROR;
       cause_ = detail;
@@ -276,7 +274,11 @@ void QemuGuest::GuestLost(const std::string& why,
 absl::Status QemuGuest::Exec(const GuestCommand& command,
                              const std::function<bool(const v1::SandboxEvent&)>& emit) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  std::unique_lock<std::mutex> run_lock(exec_mu_, std::try_to_lock);
+  if (!run_lock.owns_lock()) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: one run at a time in a microVM session, and another is in progress");
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     NoticeEndLocked();
@@ -313,6 +315,9 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
   };
   while (true) {
     if (!wanted) kill_run("stopped", "the client cancelled the run");
+    if (command.stop_requested) {
+      if (std::string why = command.stop_requested(); !why.empty()) kill_run("stopped", why);
+    }
     if (absl::Now() >= deadline) {
       kill_run("timeout", absl::StrCat("timeout after ", absl::FormatDuration(command.timeout)));
     }
@@ -326,8 +331,8 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
       std::lock_guard<std::mutex> lock(mu_);
       if (PanickedLocked()) {
         error = "the guest panicked";
-        process_->KillAndReap();
-      } else if (process_->Exited().has_value()) {
+        process_->Kill();
+      } else if (process_->Ended().has_value()) {
         error = "the hypervisor exited";
       }
     }
@@ -385,13 +390,13 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
     // SIGTERM: qemu powers the VM off and exits; a run in progress sees its channel close.
-    process_->Signal(SIGTERM);
+    process_->PowerOff();
   }
   std::lock_guard<std::mutex> run_lock(exec_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
   process_->WaitUntil(absl::Now() + grace);
-  process_->KillAndReap();
+  process_->Kill();
   channel_.reset();
   dir_->Remove();
   state_ = v1::SANDBOX_STATE_DESTROYED;
@@ -400,17 +405,9 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec& spec) {
-  return StartWith(spec, nullptr);
-}
-
-absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec& spec,
-                                                          const GuestLayout& layout) {
-  return StartWith(spec, &layout);
-}
-
-absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::StartWith(const v1::SandboxSpec& spec,
-                                                              const GuestLayout* layout) {
+absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& start) {
+  const v1::SandboxSpec& spec = start.spec;
+  const GuestLayout* layout = start.layout.has_value() ? &*start.layout : nullptr;
   // What the guest would not really have is refused, never pretended.
   if (absl::Status shared = CheckBindsShared(spec, layout); !shared.ok()) return shared;
   if (layout != nullptr && layout->shares.size() > static_cast<size_t>(kMaxGuestShares)) {
@@ -423,44 +420,45 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::StartWith(const v1::SandboxS
         "backend: microvm: egress from the microVM through the session's proxies is not built "
         "yet (issue 20); this spec enables the network");
   }
-  if (absl::StrContains(config_.state_root, ",")) {
-    return absl::InvalidArgumentError("the microVM state root may not contain a comma");
+  std::string path = start.state_dir;
+  const bool owned = path.empty();
+  if (owned) {
+    path = absl::StrCat(config_.state_root, "/ccsandbox-microvm-XXXXXX");
+    if (mkdtemp(path.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+    }
   }
-  std::string path = absl::StrCat(config_.state_root, "/ccsandbox-microvm-XXXXXX");
-  if (mkdtemp(path.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+  if (absl::StrContains(path, ",")) {
+    return absl::InvalidArgumentError("the microVM state directory may not contain a comma");
   }
   // Declared before the process: a failed Start kills the hypervisor, then removes its files.
-  auto dir = std::make_unique<StateDir>(path);
+  auto dir = std::make_unique<StateDir>(path, owned);
   if (dir->File("agent.sock").size() >= sizeof(sockaddr_un::sun_path)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the microVM state root is too long for a socket path: ", path));
+        absl::StrCat("the microVM state directory is too long for a socket path: ", path));
   }
   if (absl::Status written = WriteBootImage(config_.image, config_.agent, dir->File("boot.img"));
       !written.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("backend: microvm: the session image: ", written.message()));
   }
-  const std::string console_path = dir->File("console.log");
-  UniqueFd console(open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!console.valid()) {
-    return absl::InternalError(absl::StrCat("open ", console_path, ": ", strerror(errno)));
+  const HypervisorStarter& starter =
+      start.hypervisor ? start.hypervisor : HypervisorStarter(StartHostHypervisor);
+  absl::StatusOr<std::unique_ptr<Hypervisor>> started =
+      starter(QemuArgv(config_, *dir, layout), dir->path());
+  if (!started.ok()) {
+    return absl::UnavailableError(absl::StrCat("backend: microvm: ", started.status().message()));
   }
-  auto process = std::make_unique<HypervisorProcess>();
-  if (absl::Status spawned = process->Spawn(QemuArgv(config_, *dir, layout), console.get());
-      !spawned.ok()) {
-    return absl::UnavailableError(absl::StrCat("backend: microvm: ", spawned.message()));
-  }
-  console.Reset();
+  std::unique_ptr<Hypervisor> process = *std::move(started);
   const absl::Time deadline = absl::Now() + config_.boot_timeout;
   auto failed = [&](const std::string& what) {
     return absl::UnavailableError(absl::StrCat("backend: microvm: the boot failed: ", what, "; ",
-                                               EndCause(console_path, process->Exited())));
+                                               EndCause(*process, process->Ended())));
   };
   // qemu creates the socket once it is up; the agent answers once the guest has booted.
   std::unique_ptr<AgentChannel> channel;
   while (channel == nullptr) {
-    if (process->Exited().has_value()) return failed("the hypervisor ended before its socket");
+    if (process->Ended().has_value()) return failed("the hypervisor ended before its socket");
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("backend: microvm: no agent socket within ",
                                                       absl::FormatDuration(config_.boot_timeout)));
@@ -498,12 +496,12 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::StartWith(const v1::SandboxS
             std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel)));
       }
     }
-    if (process->Exited().has_value()) return failed("the hypervisor ended before the agent");
+    if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("backend: microvm: the guest's agent did not answer within ",
                        absl::FormatDuration(config_.boot_timeout), " ('",
-                       QuotableLine(ConsoleTail(console_path)), "')"));
+                       QuotableLine(process->ConsoleTail()), "')"));
     }
   }
 }

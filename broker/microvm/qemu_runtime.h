@@ -34,16 +34,13 @@ struct QemuRuntimeConfig {
 class QemuRuntime : public Runtime {
  public:
   explicit QemuRuntime(QemuRuntimeConfig config) : config_(std::move(config)) {}
-  // Without a layout: the image's busybox only, a spec with binds refused.
-  absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec) override;
-  // The guest's root is `layout` (its shares must cover the spec's binds, as strictly): Start
-  // fails UNAVAILABLE, leaving nothing running, when the agent could not build it.
-  absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec,
-                                               const GuestLayout& layout);
+  // With `start.layout`, its shares must cover the spec's binds (as strictly) and Start fails
+  // UNAVAILABLE, leaving nothing running, when the agent could not build the guest's root;
+  // without one, a spec with binds is refused and the guest's userland is the image's busybox.
+  absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) override;
+  std::vector<std::string> HostFiles() const override { return {config_.kernel}; }
 
  private:
-  absl::StatusOr<std::unique_ptr<Guest>> StartWith(const v1::SandboxSpec& spec,
-                                                   const GuestLayout* layout);
   QemuRuntimeConfig config_;
 };
 
