@@ -24,6 +24,7 @@
 #include "proto/launcher.pb.h"
 #include "proto/sandbox.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/microvm_test_config.h"
 #include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::testing {
@@ -37,9 +38,6 @@ using broker::microvm::QemuRuntimeConfig;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-constexpr char kImageDir[] = "/var/cache/ccsandbox/microvm";
-constexpr char kQemu[] = "/usr/bin/qemu-system-x86_64";
 
 struct Result {
   std::string out, err;
@@ -84,18 +82,12 @@ std::vector<std::string> ProcessesNaming(const std::string& text) {
 class GuestRootTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.hypervisor = kQemu;
-    config_.kernel = absl::StrCat(kImageDir, "/vmlinuz");
-    config_.image = absl::StrCat(kImageDir, "/agent-initrd.img");
-    config_.agent = Runfile("broker/microvm/agent/ccsandbox_agent");
-    config_.accel = "tcg";
     char root[] = "/tmp/ccsandbox-grt-XXXXXX";
     ASSERT_NE(mkdtemp(root), nullptr);
     root_ = root;
-    config_.state_root = root_ + "/state";
-    if (!PathExists(kQemu) || !PathExists(config_.kernel) || !PathExists(config_.image)) {
-      CCSANDBOX_SKIP_OR_FAIL_IN_CI(absl::StrCat("no qemu or session image in ", kImageDir,
-                                                " (scripts/install-deps.sh builds it)"));
+    config_ = MicrovmTestConfig(root_ + "/state");
+    if (const std::string missing = MissingMicrovmImage(config_); !missing.empty()) {
+      CCSANDBOX_SKIP_OR_FAIL_IN_CI(missing);
     }
     if (getuid() != 0) CCSANDBOX_SKIP_OR_FAIL_IN_CI("needs root (9p shares of any host file)");
     rw_ = root_ + "/rw";
