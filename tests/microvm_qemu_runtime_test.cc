@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "proto/sandbox.pb.h"
 #include "tests/daemon_fixture.h"
+#include "tests/microvm_test_config.h"
 #include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::testing {
@@ -28,9 +29,6 @@ using broker::microvm::Guest;
 using broker::microvm::GuestCommand;
 using broker::microvm::QemuRuntime;
 using broker::microvm::QemuRuntimeConfig;
-
-constexpr char kImageDir[] = "/var/cache/ccsandbox/microvm";
-constexpr char kQemu[] = "/usr/bin/qemu-system-x86_64";
 
 struct GuestRun {
   std::vector<v1::SandboxEvent> events;
@@ -78,18 +76,11 @@ long RssKib(int pid) {
 class QemuRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.hypervisor = kQemu;
-    config_.kernel = absl::StrCat(kImageDir, "/vmlinuz");
-    config_.image = absl::StrCat(kImageDir, "/agent-initrd.img");
-    config_.agent = Runfile("broker/microvm/agent/ccsandbox_agent");
-    config_.accel = "tcg";
-    // Short: the agent's socket path must fit a sockaddr_un.
     char root[] = "/tmp/ccsandbox-qrt-XXXXXX";
     ASSERT_NE(mkdtemp(root), nullptr);
-    config_.state_root = root;
-    if (!PathExists(kQemu) || !PathExists(config_.kernel) || !PathExists(config_.image)) {
-      CCSANDBOX_SKIP_OR_FAIL_IN_CI(absl::StrCat("no qemu or session image in ", kImageDir,
-                                                " (scripts/install-deps.sh builds it)"));
+    config_ = MicrovmTestConfig(root);
+    if (const std::string missing = MissingMicrovmImage(config_); !missing.empty()) {
+      CCSANDBOX_SKIP_OR_FAIL_IN_CI(missing);
     }
   }
   void TearDown() override {
@@ -184,7 +175,7 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
   binds.add_bind_mounts()->set_host_path("/tmp");
   absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start({.spec = binds});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mounts"));
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mount"));
   v1::SandboxSpec network;
   network.set_network_enabled(true);
   refused = runtime.Start({.spec = network});

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "base/unique_fd.h"
 #include "broker/microvm/agent_frame.h"
 #include "broker/microvm/boot_image.h"
+#include "broker/microvm/guest_setup.h"
 #include "broker/microvm/hypervisor.h"
 #include "broker/microvm/hypervisor_process.h"
 #include "broker/microvm/probe_result.h"
@@ -79,17 +81,44 @@ v1::SandboxEvent Event() {
   return event;
 }
 
-std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir) {
+std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir,
+                                  const GuestLayout* layout) {
   // No -netdev / -nic: the guest has no network device at all.
-  return {config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
-          absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
-          "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
-          "-initrd", dir.File("boot.img"), "-append",
-          // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
-          // qemu's exit (the default reboot method sometimes spun instead).
-          GuestKernelLine("reboot=t"), "-device", "virtio-serial-device", "-chardev",
-          absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")),
-          "-device", absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+  std::vector<std::string> argv = {
+      config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
+      absl::StrCat(config.memory_mib), "-smp", "1", "-nodefaults", "-no-user-config", "-nic",
+      "none", "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", config.kernel,
+      "-initrd", dir.File("boot.img"), "-append",
+      // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
+      // qemu's exit (the default reboot method sometimes spun instead).
+      GuestKernelLine("reboot=t"), "-device", "virtio-serial-device", "-chardev",
+      absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")), "-device",
+      absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
+  if (layout != nullptr) {
+    const std::vector<std::string> shares = ShareQemuArgs(*layout);
+    argv.insert(argv.end(), shares.begin(), shares.end());
+  }
+  return argv;
+}
+
+// With a layout, each of the spec's binds must be one of its shares, at least as read-only.
+absl::Status CheckBindsShared(const v1::SandboxSpec& spec, const GuestLayout* layout) {
+  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    const std::string guest = bind.guest_path().empty() ? bind.host_path() : bind.guest_path();
+    const bool shared =
+        layout != nullptr &&
+        std::any_of(layout->shares.begin(), layout->shares.end(), [&](const GuestShare& s) {
+          return s.host_path == bind.host_path() && s.guest_path == guest &&
+                 (s.read_only || !bind.read_only());
+        });
+    if (!shared) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "backend: microvm: the bind mount ", bind.host_path(), " -> ", guest,
+          layout == nullptr ? " cannot be shared: sharing needs the session's guest layout"
+                            : " is not among the guest layout's shares"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<UniqueFd> ConnectUnix(const std::string& path) {
@@ -378,11 +407,13 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
 
 absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& start) {
   const v1::SandboxSpec& spec = start.spec;
-  // Not yet in the guest (issue 20): refused, never pretended.
-  if (spec.bind_mounts_size() > 0) {
-    return absl::FailedPreconditionError(
-        "backend: microvm: sharing bind mounts into the microVM is not built yet (issue 20); "
-        "this spec has bind mounts");
+  const GuestLayout* layout = start.layout.has_value() ? &*start.layout : nullptr;
+  // What the guest would not really have is refused, never pretended.
+  if (absl::Status shared = CheckBindsShared(spec, layout); !shared.ok()) return shared;
+  if (layout != nullptr && layout->shares.size() > static_cast<size_t>(kMaxGuestShares)) {
+    return absl::FailedPreconditionError(absl::StrCat("backend: microvm: ", layout->shares.size(),
+                                                      " shares; a microVM has room for ",
+                                                      kMaxGuestShares));
   }
   if (spec.network_enabled()) {
     return absl::FailedPreconditionError(
@@ -414,7 +445,7 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
   const HypervisorStarter& starter =
       start.hypervisor ? start.hypervisor : HypervisorStarter(StartHostHypervisor);
   absl::StatusOr<std::unique_ptr<Hypervisor>> started =
-      starter(QemuArgv(config_, *dir), dir->path());
+      starter(QemuArgv(config_, *dir, layout), dir->path());
   if (!started.ok()) {
     return absl::UnavailableError(absl::StrCat("backend: microvm: ", started.status().message()));
   }
@@ -440,16 +471,30 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
     }
   }
   channel->Queue(FrameType::kHello, "");
+  // With a layout the agent builds the guest's root right after its hello; warm once it has.
+  if (layout != nullptr) channel->Queue(FrameType::kSetup, EncodeSetup(SetupOf(*layout)));
+  bool hello = false;
   while (true) {
     std::vector<Frame> frames;
     std::string error;
     if (!channel->Pump(absl::Milliseconds(100), &frames, &error)) return failed(error);
     for (const Frame& frame : frames) {
-      if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
-        return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
+      if (!hello) {
+        if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
+          return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
+        }
+        hello = true;
+      } else if (frame.type == FrameType::kFailed) {
+        return absl::UnavailableError(
+            absl::StrCat("backend: microvm: the guest could not build its root from the shares: ",
+                         frame.payload));
+      } else if (frame.type != FrameType::kSetupDone) {
+        return failed("the agent did not answer the setup");
       }
-      return std::unique_ptr<Guest>(
-          std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel)));
+      if (hello && (layout == nullptr || frame.type == FrameType::kSetupDone)) {
+        return std::unique_ptr<Guest>(
+            std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel)));
+      }
     }
     if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");
     if (absl::Now() >= deadline) {

@@ -2,9 +2,11 @@
 // `qemu-system-x86_64 -M microvm` per session, no guest network device, the session image
 // (scripts/microvm-image.sh: busybox, the virtio modules) with the in-guest agent appended,
 // and the agent reached over a virtio-serial port bound to a Unix socket in the guest's own
-// state directory. Not yet: binds, egress, deny sets in the guest (issue 20): Start refuses a
-// spec that asks for binds or network rather than pretend. The guest's userland is the image's
-// busybox.
+// state directory. With a GuestLayout (guest_layout.h) the host's directories are shared over
+// 9p and the agent builds the guest's root from them, deny sets included, before the guest is
+// warm; every run is chrooted there. Not yet: egress (issue 20): Start refuses a spec that asks
+// for network rather than pretend, and without a layout it refuses binds (the guest's userland
+// is then the image's busybox).
 #ifndef CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 #define CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 
@@ -13,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "broker/microvm/guest_layout.h"
 #include "broker/microvm/runtime.h"
 
 namespace ccsandbox::broker::microvm {
@@ -31,6 +34,9 @@ struct QemuRuntimeConfig {
 class QemuRuntime : public Runtime {
  public:
   explicit QemuRuntime(QemuRuntimeConfig config) : config_(std::move(config)) {}
+  // With `start.layout`, its shares must cover the spec's binds (as strictly) and Start fails
+  // UNAVAILABLE, leaving nothing running, when the agent could not build the guest's root;
+  // without one, a spec with binds is refused and the guest's userland is the image's busybox.
   absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) override;
   std::vector<std::string> HostFiles() const override { return {config_.kernel}; }
 

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "broker/microvm/guest_layout.h"
 #include "broker/microvm/hypervisor.h"
 #include "proto/sandbox.pb.h"
 
@@ -90,6 +91,9 @@ struct GuestStart {
   std::string state_dir;
   // Where the hypervisor runs; unset: on this host (StartHostHypervisor).
   HypervisorStarter hypervisor;
+  // The guest's root: the host directories shared into it and the deny sets it enforces
+  // (guest_layout.h: GuestLayoutFromPlan of the session's plan). Unset: no binds, no host files.
+  std::optional<GuestLayout> layout;
 };
 
 // Boots guests. One per broker, built from the microVM probe's configuration.
