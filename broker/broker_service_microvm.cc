@@ -99,10 +99,8 @@ grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,
   };
   // The session's own events (proxy refusals, create-guard refusals) share the stream; a full
   // stream drops them rather than wait.
-  const uint64_t subscription =
-      events_.Subscribe(session_id, [&outbox](const v1::SandboxEvent& event) {
-        outbox.TryPush(event);
-      });
+  const uint64_t subscription = events_.Subscribe(
+      session_id, [&outbox](const v1::SandboxEvent& event) { outbox.TryPush(event); });
   bool subscribed = true;
   auto unsubscribe = [&] {
     if (subscribed) events_.Unsubscribe(session_id, subscription);

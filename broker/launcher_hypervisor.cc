@@ -37,16 +37,15 @@ class LauncherHypervisor : public microvm::Hypervisor {
   absl::Status Start() {
     reader_thread_ = std::thread([this] { Read(); });
     absl::MutexLock lock(&mu_);
-    auto started = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return pid_ > 0 || ended_.has_value();
-    };
+    auto started = [this]()
+                       ABSL_SHARED_LOCKS_REQUIRED(mu_) { return pid_ > 0 || ended_.has_value(); };
     if (!mu_.AwaitWithTimeout(absl::Condition(&started), kReadyWithin)) {
       return absl::DeadlineExceededError(absl::StrCat(
           "the launcher did not start the hypervisor within ", absl::FormatDuration(kReadyWithin)));
     }
     if (pid_ <= 0) {
-      return absl::UnavailableError(absl::StrCat("the launcher did not run the hypervisor: ",
-                                                 *ended_, " ('", TailLocked(), "')"));
+      return absl::UnavailableError(absl::StrCat(
+          "the launcher did not run the hypervisor: ", *ended_, " ('", TailLocked(), "')"));
     }
     return absl::OkStatus();
   }
@@ -132,9 +131,9 @@ class LauncherHypervisor : public microvm::Hypervisor {
       }
       if (event.has_exit()) end = absl::StrCat("exited with status ", event.exit().exit_code());
       if (event.has_killed()) {
-        end = absl::StrCat("was killed (", event.killed().reason(),
-                           event.killed().detail().empty() ? "" : ": ", event.killed().detail(),
-                           ")");
+        end =
+            absl::StrCat("was killed (", event.killed().reason(),
+                         event.killed().detail().empty() ? "" : ": ", event.killed().detail(), ")");
       }
     }
     const grpc::Status status = reader->Finish();
@@ -142,9 +141,9 @@ class LauncherHypervisor : public microvm::Hypervisor {
     bool by_itself = false;
     {
       absl::MutexLock lock(&mu_);
-      ended_ = end.has_value() ? *end
-                               : absl::StrCat("ended with the launcher's call (",
-                                              status.error_message(), ")");
+      ended_ = end.has_value()
+                   ? *end
+                   : absl::StrCat("ended with the launcher's call (", status.error_message(), ")");
       how = *ended_;
       console = console_;
       by_itself = !killed_ && !powered_off_ && pid_ > 0;
@@ -180,8 +179,8 @@ microvm::HypervisorStarter LauncherHypervisorStarter(
     v1::LaunchPlan run = plan;
     run.clear_argv();
     for (const std::string& arg : argv) run.add_argv(arg);
-    auto hypervisor = std::make_unique<LauncherHypervisor>(launcher, std::move(run), on_violation,
-                                                           on_end);
+    auto hypervisor =
+        std::make_unique<LauncherHypervisor>(launcher, std::move(run), on_violation, on_end);
     if (absl::Status started = hypervisor->Start(); !started.ok()) return started;
     return std::unique_ptr<microvm::Hypervisor>(std::move(hypervisor));
   };

@@ -41,8 +41,8 @@ struct GuestRun {
 
 // The Uid: line of /proc/PID/status (its real uid), or -1.
 int UidOf(int pid) {
-  for (absl::string_view line : absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")),
-                                               '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")), '\n')) {
     if (!absl::ConsumePrefix(&line, "Uid:")) continue;
     std::vector<std::string> ids = absl::StrSplit(line, '\t', absl::SkipWhitespace());
     int uid = -1;
@@ -132,8 +132,8 @@ class MicrovmSessionTest : public ::testing::TestWithParam<bool> {
     return stub_->Launch(&context, request, handle);
   }
 
-  GuestRun Exec(const std::string& id, std::vector<std::string> argv, const std::string& stdin_data = "",
-           uint32_t timeout_seconds = 0) {
+  GuestRun Exec(const std::string& id, std::vector<std::string> argv,
+                const std::string& stdin_data = "", uint32_t timeout_seconds = 0) {
     v1::ExecRequest request;
     request.set_session_id(id);
     for (const std::string& arg : argv) request.add_argv(arg);
@@ -180,8 +180,7 @@ class MicrovmSessionTest : public ::testing::TestWithParam<bool> {
   std::vector<std::string> StateDirs() {
     std::vector<std::string> dirs;
     std::error_code error;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(state_root_ + "/s", error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(state_root_ + "/s", error)) {
       dirs.push_back(entry.path().string());
     }
     return dirs;
@@ -201,8 +200,8 @@ TEST_P(MicrovmSessionTest, RunsInItsGuestWhoseHypervisorIsConfinedAndLeavesNothi
   EXPECT_EQ(StateDirs().size(), 1u);
 
   // stdio, stdin and the exit code, every event labelled microvm.
-  GuestRun run = Exec("vm1", {"/bin/sh", "-c", "echo out; echo err >&2; read x; echo got:$x; exit 7"},
-                 "hi\n");
+  GuestRun run =
+      Exec("vm1", {"/bin/sh", "-c", "echo out; echo err >&2; read x; echo got:$x; exit 7"}, "hi\n");
   ASSERT_TRUE(run.status.ok()) << run.status.error_message();
   EXPECT_EQ(run.out, "out\ngot:hi\n");
   EXPECT_EQ(run.err, "err\n");
@@ -289,8 +288,7 @@ TEST_P(MicrovmSessionTest, AKilledLauncherLeavesNoHypervisor) {
   EXPECT_TRUE(StateDirs().empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmSessionTest, ::testing::Bool(),
-                         BrokerIdentityName);
+INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmSessionTest, ::testing::Bool(), BrokerIdentityName);
 
 }  // namespace
 }  // namespace ccsandbox::testing

@@ -132,7 +132,8 @@ absl::Status RunBench() {
   const std::string broker_log = dir->path() + "/broker.log";
   absl::StatusOr<Child> broker = Child::Spawn(
       {.argv = {*brokerd, "--listen=unix:" + broker_socket, "--launcher=unix:" + launcher_socket,
-                "--runtime-dir=" + dir->path() + ".run", absl::StrCat("--microvm-hypervisor=", kQemu),
+                "--runtime-dir=" + dir->path() + ".run",
+                absl::StrCat("--microvm-hypervisor=", kQemu),
                 "--microvm-kernel=" + images + "/vmlinuz",
                 "--microvm-initrd=" + images + "/probe-initrd.img", "--microvm-accel=tcg",
                 "--microvm-boot-timeout=30s", "--microvm-agent=" + *agent,
@@ -145,9 +146,10 @@ absl::Status RunBench() {
   if (absl::Status up = WaitForSocket(broker_socket, *broker, broker_log); !up.ok()) return up;
   std::unique_ptr<v1::SandboxBroker::Stub> stub = v1::SandboxBroker::NewStub(
       grpc::CreateChannel("unix:" + broker_socket, grpc::InsecureChannelCredentials()));
-  absl::PrintF("microvm_bench: qemu under tcg (the session's hypervisor runs in its native "
-               "sandbox, which has no /dev/kvm); %d CPUs, load %s",
-               sysconf(_SC_NPROCESSORS_ONLN), ReadFile("/proc/loadavg"));
+  absl::PrintF(
+      "microvm_bench: qemu under tcg (the session's hypervisor runs in its native "
+      "sandbox, which has no /dev/kvm); %d CPUs, load %s",
+      sysconf(_SC_NPROCESSORS_ONLN), ReadFile("/proc/loadavg"));
 
   // Cold Launch to warm, the two backends in turn.
   std::map<std::string, std::vector<double>> launch_ms;
@@ -156,18 +158,19 @@ absl::Status RunBench() {
     for (const std::string backend : {"native", "microvm"}) {
       const std::string id = absl::StrCat("cold-", backend, "-", i);
       absl::StatusOr<double> ms = TimeLaunch(*stub, backend, id);
-      if (!ms.ok()) return absl::Status(ms.status().code(), absl::StrCat(ms.status().message(),
-                                                                         "\n", Tail(broker_log)));
+      if (!ms.ok())
+        return absl::Status(ms.status().code(),
+                            absl::StrCat(ms.status().message(), "\n", Tail(broker_log)));
       launch_ms[backend].push_back(*ms);
       if (absl::Status destroyed = Destroy(*stub, id); !destroyed.ok()) return destroyed;
     }
   }
   const Summary native_launch = Summarize(launch_ms["native"]);
   const Summary vm_launch = Summarize(launch_ms["microvm"]);
-  absl::PrintF("cold Launch until warm (median / p90 of %d): microvm %.0f / %.0f ms, native "
-               "%.0f / %.0f ms\n",
-               launches, vm_launch.median, vm_launch.p90, native_launch.median,
-               native_launch.p90);
+  absl::PrintF(
+      "cold Launch until warm (median / p90 of %d): microvm %.0f / %.0f ms, native "
+      "%.0f / %.0f ms\n",
+      launches, vm_launch.median, vm_launch.p90, native_launch.median, native_launch.p90);
   ReportRow({.figure = "microvm: cold Launch to warm, median",
              .ours = vm_launch.median,
              .unit = "ms",
@@ -193,9 +196,10 @@ absl::Status RunBench() {
   }
   const Summary native_exec = Summarize(exec_ms["native"]);
   const Summary vm_exec = Summarize(exec_ms["microvm"]);
-  absl::PrintF("Exec of `true` in a warm session (median / p90 of %d): microvm %.1f / %.1f ms, "
-               "native %.1f / %.1f ms\n",
-               execs, vm_exec.median, vm_exec.p90, native_exec.median, native_exec.p90);
+  absl::PrintF(
+      "Exec of `true` in a warm session (median / p90 of %d): microvm %.1f / %.1f ms, "
+      "native %.1f / %.1f ms\n",
+      execs, vm_exec.median, vm_exec.p90, native_exec.median, native_exec.p90);
   ReportRow({.figure = "microvm: Exec true in a warm session, median",
              .ours = vm_exec.median,
              .unit = "ms",
