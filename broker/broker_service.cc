@@ -37,8 +37,9 @@ void FillHandle(const v1::SandboxSpec& spec, const policy::BackendChoice& choice
   handle.set_requested_backend(choice.requested);
   handle.set_backend(choice.actual);
   // A native session is warm once its sandbox is; the none backend has nothing to start.
-  handle.set_state(choice.actual == v1::SANDBOX_BACKEND_NATIVE ? v1::SANDBOX_STATE_CREATED
-                                                               : v1::SANDBOX_STATE_WARM);
+  handle.set_state(HostBackend(choice.actual) == v1::SANDBOX_BACKEND_NATIVE
+                       ? v1::SANDBOX_STATE_CREATED
+                       : v1::SANDBOX_STATE_WARM);
   SetDetail(handle, "backendNote", choice.note);
   SetDetail(handle, "filenamePolicy", filenames.note);
   handle.set_filename_denies_weakened(filenames.weakened);
@@ -109,10 +110,11 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
   }
   // Deny sets are resolved once, at Launch: what exists then is made read-only or hidden
   // for every run of the session.
-  absl::StatusOr<SessionPolicy> policy = DecideSessionPolicy(spec, choice.actual);
+  const v1::SandboxBackend host_backend = HostBackend(choice.actual);
+  absl::StatusOr<SessionPolicy> policy = DecideSessionPolicy(spec, host_backend);
   if (!policy.ok()) return ToGrpc(policy.status());
   FillHandle(spec, choice, policy->filenames, *handle);
-  absl::StatusOr<std::string> egress_note = StartEgress(spec, choice.actual);
+  absl::StatusOr<std::string> egress_note = StartEgress(spec, host_backend);
   if (!egress_note.ok()) return ToGrpc(egress_note.status());
   SetDetail(*handle, "egress", *egress_note);
   if (spec.has_push()) {
@@ -127,10 +129,10 @@ grpc::Status BrokerService::Launch(grpc::ServerContext*, const v1::LaunchRequest
           sessions_.Create(spec, *handle, std::move(policy->deny), std::move(policy->guard_plan));
       !created.ok()) {
     // The proxies started here are ours to stop: Start refuses a second set.
-    if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
+    if (host_backend == v1::SANDBOX_BACKEND_NATIVE) egress_.Stop(spec.session_id());
     return ToGrpc(created);
   }
-  if (choice.actual == v1::SANDBOX_BACKEND_NATIVE) {
+  if (host_backend == v1::SANDBOX_BACKEND_NATIVE) {
     if (absl::Status warm = StartSessionSandbox(spec.session_id()); !warm.ok()) {
       // Destroyed while its sandbox started: that is why, whatever failed first (its proxies'
       // sockets went, its sandbox was stopped), and the Destroy releases what it held.
@@ -237,6 +239,9 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
 
   absl::StatusOr<v1::LaunchPlan> plan = PlanRun(*request, run_id, *start);
   if (!plan.ok()) return ToGrpc(plan.status());
+  if (start->backend == v1::SANDBOX_BACKEND_MICROVM) {
+    return RunGuestExec(context, *request, writer, run_id, *plan, ended);
+  }
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) return reachable;
   // The run's own events and the session's (proxy refusals) share the stream.
   ExecRelay::Options options = relay_options_;
@@ -267,7 +272,7 @@ grpc::Status BrokerService::RunExec(grpc::ServerContext* context, const v1::Exec
   absl::Cleanup unsubscribe = [&] { events_.Unsubscribe(request->session_id(), subscription); };
   auto before_last = [&] {
     // Proxy refusals of this run go out before its last event, and none after it.
-    if (start->backend == v1::SANDBOX_BACKEND_NATIVE) egress_.Flush(absl::Seconds(1));
+    if (HostBackend(start->backend) == v1::SANDBOX_BACKEND_NATIVE) egress_.Flush(absl::Seconds(1));
     events_.Unsubscribe(request->session_id(), subscription);
   };
 
@@ -279,7 +284,7 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::PlanRun(const v1::ExecRequest& req
                                                       const std::string& run_id,
                                                       SessionTable::RunStart& start) {
   std::optional<v1::EgressPlan> egress;
-  if (start.backend == v1::SANDBOX_BACKEND_NATIVE) {
+  if (HostBackend(start.backend) == v1::SANDBOX_BACKEND_NATIVE) {
     egress = egress_.PlanFor(request.session_id());
     if (!egress.has_value()) {
       return absl::FailedPreconditionError("the session's egress proxies are gone (destroyed?)");
@@ -294,10 +299,10 @@ absl::StatusOr<v1::LaunchPlan> BrokerService::ComposeRunPlan(const v1::ExecReque
                                                              std::optional<v1::EgressPlan> egress) {
   policy::PlanInputs inputs;
   inputs.spec = &start.spec;
-  inputs.backend = start.backend;
+  inputs.backend = HostBackend(start.backend);
   inputs.exec = &request;
   inputs.run_id = run_id;
-  inputs.base_env = start.backend == v1::SANDBOX_BACKEND_NATIVE ? native_env_ : none_env_;
+  inputs.base_env = inputs.backend == v1::SANDBOX_BACKEND_NATIVE ? native_env_ : none_env_;
   inputs.deny = std::move(start.deny);
   absl::StatusOr<v1::LaunchPlan> plan = policy::BuildLaunchPlan(inputs);
   if (!plan.ok()) return plan.status();
@@ -339,6 +344,27 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
   absl::StatusOr<v1::LaunchPlan> plan = PlanRun(none, sandbox_id, *start);
   if (!plan.ok()) return plan.status();
   plan->clear_argv();
+  const bool microvm = start->backend == v1::SANDBOX_BACKEND_MICROVM;
+  std::string state_dir;
+  absl::Cleanup remove_state_dir = [&] {
+    if (!state_dir.empty()) config_.microvm_state->RemoveSessionDir(state_dir);
+  };
+  if (microvm) {
+    // The guest's directory (its boot image and sockets) and the hypervisor's files, at the
+    // same paths: what qemu is given is what it finds.
+    absl::StatusOr<std::string> dir = config_.microvm_state->CreateSessionDir();
+    if (!dir.ok()) return dir.status();
+    state_dir = *dir;
+    v1::PlanMount* mount = plan->add_mounts();
+    mount->set_host_path(state_dir);
+    mount->set_guest_path(state_dir);
+    for (const std::string& file : config_.microvm_runtime->HostFiles()) {
+      mount = plan->add_mounts();
+      mount->set_host_path(file);
+      mount->set_guest_path(file);
+      mount->set_read_only(true);
+    }
+  }
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) {
     return absl::UnavailableError(reachable.error_message());
   }
@@ -350,7 +376,16 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
       },
       [this, session_id](const v1::SandboxUsage& usage) { sessions_.SetUsage(session_id, usage); });
   if (!warm.ok()) return warm.status();
+  if (microvm) {
+    if (absl::Status booted = StartSessionGuest(session_id, *start, sandbox_id, state_dir);
+        !booted.ok()) {
+      sandboxes_.Stop(*launcher_.stub, sandbox_id, "its microVM did not start");
+      return booted;
+    }
+    state_dir.clear();  // the guest's now: StopSessionGuest removes it
+  }
   if (!sessions_.MarkWarm(session_id, sandbox_id, warm->limits())) {
+    StopSessionGuest(session_id);
     sandboxes_.Stop(*launcher_.stub, sandbox_id, "session destroyed while it started");
     return absl::AbortedError("sessionId: the session was destroyed while its sandbox started");
   }
@@ -428,6 +463,10 @@ int BrokerService::SignalRuns(const std::vector<std::string>& run_ids, int signa
                               const std::string& reason) {
   int reached = 0;
   for (const std::string& run_id : run_ids) {
+    if (guests_.RequestStop(run_id, reason)) {  // a run in a microVM: the broker ends it
+      ++reached;
+      continue;
+    }
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     v1::SignalRequest req;
@@ -507,6 +546,7 @@ absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::strin
   auto destroyed = sessions_.BeginDestroy(session_id, &sandbox_id);
   if (!destroyed.ok()) return destroyed.status();
   SignalRuns(destroyed->second, SIGKILL, kill_detail);
+  StopSessionGuest(session_id);  // before its sandbox, where its hypervisor runs
   // Ends with every process in it before Destroy returns.
   if (!sandbox_id.empty()) sandboxes_.Stop(*launcher_.stub, sandbox_id, kill_detail);
   egress_.Stop(session_id);

@@ -17,10 +17,12 @@
 #include "broker/exec_relay.h"
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
+#include "broker/microvm/runtime.h"
 #include "broker/runtime_dir.h"
 #include "broker/sandbox_watch.h"
 #include "broker/session_egress.h"
 #include "broker/session_events.h"
+#include "broker/session_guests.h"
 #include "broker/session_table.h"
 #include "broker/terminal_table.h"
 #include "gateway/credentials.h"
@@ -73,7 +75,18 @@ struct BrokerConfig {
   // The --listen address when it is not a Unix socket (--allow-tcp-listen): a native terminal
   // shares the host's network, which reaches that unauthenticated listener.
   std::string tcp_listener;
+  // The microVM runtime (null: a microvm Launch is refused with the probe's note) and where its
+  // guests' files go: one directory per session, bound into that session's sandbox only. Both
+  // outlive the service.
+  microvm::Runtime* microvm_runtime = nullptr;
+  RuntimeDir* microvm_state = nullptr;
 };
+
+// The backend of a session's sandbox on the host: a microVM's hypervisor runs inside a native
+// sandbox with the session's binds, deny sets, egress and limits.
+inline v1::SandboxBackend HostBackend(v1::SandboxBackend actual) {
+  return actual == v1::SANDBOX_BACKEND_MICROVM ? v1::SANDBOX_BACKEND_NATIVE : actual;
+}
 
 class BrokerService final : public v1::SandboxBroker::Service {
  public:
@@ -177,8 +190,20 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Suspend / Resume: freezes or thaws the session's sandbox through the launcher.
   grpc::Status FreezeSession(const std::string& session_id, bool frozen, v1::SandboxHandle* handle);
   // Starts the native session's one sandbox and waits until it is warm; its later end by itself
-  // puts the session in error.
+  // puts the session in error. A microvm session's sandbox also gets its guest's directory and
+  // the hypervisor's files, and is warm once its guest is (StartSessionGuest).
   absl::Status StartSessionSandbox(const std::string& session_id);
+  // Boots the microvm session's guest: its hypervisor as a run of the session's warm sandbox
+  // `sandbox_id` (broker_service_microvm.cc).
+  absl::Status StartSessionGuest(const std::string& session_id, const SessionTable::RunStart& start,
+                                 const std::string& sandbox_id, const std::string& state_dir);
+  // Powers the session's guest off and removes its files; nothing when it has none.
+  void StopSessionGuest(const std::string& session_id);
+  // Exec in a microvm session: `plan`'s command, environment and limits run in its guest.
+  grpc::Status RunGuestExec(grpc::ServerContext* context, const v1::ExecRequest& request,
+                            grpc::ServerWriter<v1::SandboxEvent>* writer, const std::string& run_id,
+                            const v1::LaunchPlan& plan,
+                            std::atomic<BrokerMetrics::ExecOutcome>& ended);
   // UNAVAILABLE, saying where, when the launcher cannot be reached within a few seconds.
   grpc::Status AwaitLauncher();
   // What the Exec call returns once the launcher call has ended; a run the launcher lost
@@ -216,6 +241,7 @@ class BrokerService final : public v1::SandboxBroker::Service {
   SandboxWatch sandboxes_;   // after sessions_ and launcher_: its threads use both until joined
   SessionEvents events_;
   SessionEgress egress_;  // after events_: its relay publishes there until it stops
+  SessionGuests guests_;  // the microvm sessions' guests
   absl::Mutex create_guard_mu_;
   CreateGuardState create_guard_ ABSL_GUARDED_BY(create_guard_mu_);
   const ExecRelay::Options relay_options_;

@@ -47,17 +47,18 @@ absl::StatusOr<BrokerService::CheckedLaunch> BrokerService::CheckLaunch(
   absl::StatusOr<policy::BackendChoice> choice =
       policy::SelectBackend(request.backend(), config_.host);
   if (!choice.ok()) return choice.status();
-  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM && config_.microvm_runtime == nullptr) {
     // Only the microVM runtime may start it; never a native or none session labelled microvm.
     absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
-        microvm::MakeRuntime(config_.host.microvm)->Start(request.spec());
+        microvm::MakeRuntime(config_.host.microvm)->Start({.spec = request.spec()});
     if (!guest.ok()) return guest.status();
     (void)(*guest)->Stop(absl::ZeroDuration());
     return absl::UnimplementedError("backend: microvm: the broker cannot run a microVM session");
   }
   absl::StatusOr<v1::SandboxSpec> spec = WorkspaceSpec(request);
   if (!spec.ok()) return spec.status();
-  if (absl::Status valid = CheckLaunchSpec(*spec, choice->actual, config_.forbidden_dirs);
+  if (absl::Status valid =
+          CheckLaunchSpec(*spec, HostBackend(choice->actual), config_.forbidden_dirs);
       !valid.ok()) {
     return valid;
   }

@@ -64,7 +64,8 @@ std::string LaunchNotices(const v1::SandboxHandle& handle) {
                     filenames == fields.end() ? "WEAKENED" : filenames->second.string_value(),
                     "\n");
   }
-  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE) {
+  if (handle.backend() != v1::SANDBOX_BACKEND_NATIVE &&
+      handle.backend() != v1::SANDBOX_BACKEND_MICROVM) {
     auto note = fields.find("backendNote");
     absl::StrAppend(&notices, "sandboxctl: running UNSANDBOXED (",
                     note == fields.end() ? "backend none" : note->second.string_value(), ")\n");

@@ -115,6 +115,13 @@ TEST(LaunchNotices, SayWhenTheSessionIsWeakenedOrUnsandboxed) {
   EXPECT_EQ(LaunchNotices(none), "sandboxctl: running UNSANDBOXED (backend none)\n");
   (*none.mutable_details()->mutable_fields())["backendNote"].set_string_value("sandbox off");
   EXPECT_EQ(LaunchNotices(none), "sandboxctl: running UNSANDBOXED (sandbox off)\n");
+
+  v1::SandboxHandle vm;
+  vm.set_backend(v1::SANDBOX_BACKEND_MICROVM);
+  (*vm.mutable_details()->mutable_fields())["backendNote"].set_string_value("probe boot ...");
+  EXPECT_EQ(LaunchNotices(vm), "");
+  vm.set_backend(v1::SANDBOX_BACKEND_UNSPECIFIED);
+  EXPECT_EQ(LaunchNotices(vm), "sandboxctl: running UNSANDBOXED (probe boot ...)\n");
 }
 
 }  // namespace

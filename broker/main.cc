@@ -35,6 +35,7 @@
 #include "broker/launcher_link.h"
 #include "broker/launcher_probe.h"
 #include "broker/microvm/probe_flags.h"
+#include "broker/microvm/probe_result.h"
 #include "broker/policy_service.h"
 #include "broker/runtime_dir.h"
 #include "broker/spec_paths.h"
@@ -442,8 +443,29 @@ int Main(int argc, char** argv) {
   config.metrics = BrokerMetrics(metrics.get());
   absl::StatusOr<microvm::MicrovmProbe> microvm = microvm::ProbeMicrovmFromFlags();
   if (!microvm.ok()) return CannotStart(microvm.status(), 2);
+  absl::StatusOr<std::unique_ptr<microvm::Runtime>> microvm_runtime =
+      microvm::RuntimeFromFlags(*microvm);
+  if (!microvm_runtime.ok()) {
+    // A probe boot worked, but sessions cannot run: microvm is refused, saying why.
+    microvm->result.set_available(false);
+    microvm->result.set_note(absl::StrCat(
+        microvm->result.note(),
+        "; but its session runtime cannot start: ", microvm_runtime.status().message()));
+    microvm->result.add_missing("image");
+    microvm->boot_line = microvm::MicrovmBootLine(microvm->result);
+    microvm_runtime = nullptr;
+  }
   config.host.microvm = microvm->result;
   ProbeAndLogBootLine(config, microvm->boot_line);
+  std::unique_ptr<RuntimeDir> microvm_state;
+  if (*microvm_runtime != nullptr) {
+    absl::StatusOr<std::unique_ptr<RuntimeDir>> opened =
+        RuntimeDir::Open(microvm::MicrovmStateRoot());
+    if (!opened.ok()) return CannotStart(opened.status(), 2);
+    microvm_state = *std::move(opened);
+    config.microvm_runtime = microvm_runtime->get();
+    config.microvm_state = microvm_state.get();
+  }
 
   absl::StatusOr<std::shared_ptr<proxy::Resolver>> resolver =
       EgressResolver(config.upstream_address);
@@ -457,6 +479,13 @@ int Main(int argc, char** argv) {
   }
   config.runtime_dir = runtime_dir->get();
   config.forbidden_dirs = ForbiddenDirsFor(config.launcher_address, setup->listen, **runtime_dir);
+  if (microvm_state != nullptr) {
+    // Every microVM session's sockets: no spec binds them (the broker binds each session's own
+    // directory into that session's sandbox, which is why the launcher is not told).
+    config.forbidden_dirs.push_back({.path = microvm_state->root(),
+                                     .what = "the microVM sessions' files",
+                                     .bindable_below = [](absl::string_view) { return false; }});
+  }
   absl::StatusOr<std::shared_ptr<gateway::CredentialBroker>> credentials = PushCredentials();
   if (!credentials.ok()) return CannotStart(credentials.status(), 2);
   config.push_credentials = *std::move(credentials);

@@ -8,7 +8,7 @@
 #   scripts/bench.sh                      # modest counts: ~6 minutes on 2 cores at load 5
 #   scripts/bench.sh --full               # each bench's own default counts (longer)
 #   scripts/bench.sh --only=exec,proxy    # some benches: exec proxy egress command_policy push
-#                                         #   worktree create_guard
+#                                         #   worktree create_guard microvm
 #   BENCH_ARGS_exec="--warm-runs=400" scripts/bench.sh --only=exec   # a bench's arguments
 #
 # Options: --logs=DIR (default: a new /tmp/ccsbench-logs.XXXXXX), --no-build, --timeout=SECONDS
@@ -18,7 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-benches=(exec proxy egress command_policy push worktree create_guard)
+benches=(exec proxy egress command_policy push worktree create_guard microvm)
 full=0
 only=""
 logs=""
@@ -55,6 +55,7 @@ modest_args() {
     push) echo "--mib=50 --rounds=3" ;;
     worktree) echo "--files=10000 --rounds=2" ;;
     create_guard) echo "20000" ;;
+    microvm) echo "--launches=3 --execs=30" ;;
   esac
 }
 
@@ -62,6 +63,7 @@ targets=(//launcher:sandbox_launcherd //broker:sandbox_brokerd //broker:sandboxc
 for bench in "${benches[@]}"; do
   case "$bench" in
     exec | proxy | command_policy | push | worktree) targets+=("//tests/bench:${bench}_bench") ;;
+    microvm) targets+=(//tests/bench:microvm_bench //broker/microvm/agent:ccsandbox_agent) ;;
     egress) targets+=(//tests/bench:egress_bench //tests/bench:egress_bench_client) ;;
     create_guard) targets+=(//launcher/create_guard:create_guard_bench) ;;
     *)
@@ -100,6 +102,10 @@ command_of() {
       echo "$bin/tests/bench/command_policy_bench --cases=tests/testdata/command_policy_cases.tsv"
       ;;
     create_guard) echo "$bin/launcher/create_guard/create_guard_bench" ;;
+    microvm)
+      echo "$bin/tests/bench/microvm_bench --launcherd=$bin/launcher/sandbox_launcherd" \
+        "--brokerd=$bin/broker/sandbox_brokerd --agent=$bin/broker/microvm/agent/ccsandbox_agent"
+      ;;
     *) echo "$bin/tests/bench/${1}_bench" ;;
   esac
 }

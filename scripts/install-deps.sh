@@ -21,7 +21,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer + sanitizers for the short fuzz runs of scripts/test.sh
   clang-format-14  # scripts/check-format.sh
   python3-yaml  # packaging/kubernetes's manifest test
-  qemu-system-x86 busybox-static  # the microVM probe boot (scripts/microvm-image.sh)
+  qemu-system-x86 busybox-static xz-utils  # the microVM images (scripts/microvm-image.sh)
 )
 # npm installs examples/node's dependencies (scripts/test.sh). Debian's nodejs leaves it to the
 # npm package; NodeSource's nodejs bundles it (and conflicts with that package).

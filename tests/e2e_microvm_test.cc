@@ -1,8 +1,8 @@
 // The microVM contract against the real daemons (docs/microvm.md): the broker's boot probe
-// names the missing part (flags, hypervisor, kernel, a failed boot), an explicit microvm
-// Launch on such a host is FAILED_PRECONDITION saying so, and a host whose probe boot worked
-// still gets UNIMPLEMENTED (no session runtime yet), never a session labelled microvm. The
-// last test probe-boots the real image (scripts/microvm-image.sh) with qemu.
+// names the missing part (flags, hypervisor, kernel, a failed boot, a session image), an
+// explicit microvm Launch on such a host is FAILED_PRECONDITION saying so, never a session
+// labelled microvm. The last test probe-boots the real image (scripts/microvm-image.sh) with
+// qemu; microvm sessions themselves are e2e_microvm_session_test.
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -160,25 +160,28 @@ TEST_F(MicrovmTest, AHypervisorThatCannotBootNamesTheFailedBoot) {
   ExpectNoSession();
 }
 
-TEST_F(MicrovmTest, ABootableHostIsStillUnimplementedNeverAPretendVm) {
-  // This "hypervisor" prints the marker: the probe's test passes, and no runtime exists.
+TEST_F(MicrovmTest, ABootableHostWithoutTheSessionImageIsRefusedNeverAPretendVm) {
+  // This "hypervisor" prints the marker: the probe boot passes, but there is no session image
+  // beside the probe image, so no session can run: said at boot and at every Launch.
   Start({"--microvm-hypervisor=" +
              Hypervisor("qemu-boots", "echo CCSANDBOX_MICROVM_PROBE_OK; exec sleep 600"),
          "--microvm-kernel=" + SomeFile("kernel"), "--microvm-initrd=" + SomeFile("image"),
          "--microvm-accel=tcg"});
   const v1::ProbeResult probe = Probe();
-  EXPECT_TRUE(probe.available()) << probe.note();
+  EXPECT_FALSE(probe.available()) << probe.note();
   EXPECT_TRUE(absl::StrContains(probe.note(), "marker with tcg")) << probe.note();
+  EXPECT_TRUE(absl::StrContains(probe.note(), "its session runtime cannot start: --microvm-image"))
+      << probe.note();
   const grpc::Status status = Launch("microvm");
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_TRUE(absl::StrContains(status.error_message(), "session runtime is not built yet"))
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "agent-initrd.img' cannot be read"))
       << status.error_message();
   ExpectNoSession();
   ProgramResult run =
       daemons_->Sandboxctl({"run", "--backend=microvm", "--", "true"}, daemons_->MakeWorkdir());
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_TRUE(absl::StrContains(run.err, "not built yet")) << run.err;
-  EXPECT_TRUE(absl::StrContains(daemons_->Sandboxctl({"probe"}).out, "microVM available (probe"));
+  EXPECT_TRUE(absl::StrContains(run.err, "session runtime cannot start")) << run.err;
+  EXPECT_TRUE(absl::StrContains(daemons_->Sandboxctl({"probe"}).out, "microVM unavailable (probe"));
   // The probe's "hypervisor" (its sleep) was killed once it printed the marker.
   EXPECT_THAT(ChildrenOf(daemons_->broker_pid()), ::testing::IsEmpty());
 }
@@ -200,7 +203,6 @@ TEST_F(MicrovmTest, TheRealProbeImageBootsUnderQemu) {
   EXPECT_TRUE(probe.available()) << probe.note();
   EXPECT_TRUE(absl::StrContains(probe.note(), "probe boot reached its marker with "))
       << probe.note();
-  EXPECT_EQ(Launch("microvm").error_code(), grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_THAT(ChildrenOf(daemons_->broker_pid()), ::testing::IsEmpty())
       << "a probe qemu outlived the probe";
 }

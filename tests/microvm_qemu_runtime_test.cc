@@ -26,6 +26,7 @@
 #include "proxy/event_loop.h"
 #include "proxy/static_resolver.h"
 #include "tests/daemon_fixture.h"
+#include "tests/microvm_test_config.h"
 #include "tests/skip_or_fail_in_ci.h"
 
 namespace ccsandbox::testing {
@@ -35,9 +36,6 @@ using broker::microvm::Guest;
 using broker::microvm::GuestCommand;
 using broker::microvm::QemuRuntime;
 using broker::microvm::QemuRuntimeConfig;
-
-constexpr char kImageDir[] = "/var/cache/ccsandbox/microvm";
-constexpr char kQemu[] = "/usr/bin/qemu-system-x86_64";
 
 struct GuestRun {
   std::vector<v1::SandboxEvent> events;
@@ -85,18 +83,11 @@ long RssKib(int pid) {
 class QemuRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_.hypervisor = kQemu;
-    config_.kernel = absl::StrCat(kImageDir, "/vmlinuz");
-    config_.image = absl::StrCat(kImageDir, "/agent-initrd.img");
-    config_.agent = Runfile("broker/microvm/agent/ccsandbox_agent");
-    config_.accel = "tcg";
-    // Short: the agent's socket path must fit a sockaddr_un.
     char root[] = "/tmp/ccsandbox-qrt-XXXXXX";
     ASSERT_NE(mkdtemp(root), nullptr);
-    config_.state_root = root;
-    if (!PathExists(kQemu) || !PathExists(config_.kernel) || !PathExists(config_.image)) {
-      CCSANDBOX_SKIP_OR_FAIL_IN_CI(absl::StrCat("no qemu or session image in ", kImageDir,
-                                                " (scripts/install-deps.sh builds it)"));
+    config_ = MicrovmTestConfig(root);
+    if (const std::string missing = MissingMicrovmImage(config_); !missing.empty()) {
+      CCSANDBOX_SKIP_OR_FAIL_IN_CI(missing);
     }
   }
   void TearDown() override {
@@ -108,7 +99,7 @@ class QemuRuntimeTest : public ::testing::Test {
 TEST_F(QemuRuntimeTest, OneGuestRunsCommandsAndStopLeavesNothing) {
   QemuRuntime runtime(config_);
   const absl::Time boot = absl::Now();
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start({});
   ASSERT_TRUE(started.ok()) << started.status();
   std::cout << "microVM cold boot to warm (tcg): " << absl::Now() - boot << std::endl;
   Guest& guest = **started;
@@ -173,7 +164,7 @@ TEST_F(QemuRuntimeTest, OneGuestRunsCommandsAndStopLeavesNothing) {
 
 TEST_F(QemuRuntimeTest, APanickedGuestIsInErrorWithTheCause) {
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start({});
   ASSERT_TRUE(started.ok()) << started.status();
   GuestRun panic =
       Exec(**started, {.argv = {"sh", "-c", "echo c > /proc/sysrq-trigger; sleep 30"}});
@@ -189,9 +180,9 @@ TEST_F(QemuRuntimeTest, WhatTheGuestCannotHonourYetIsRefusedAndStartsNothing) {
   QemuRuntime runtime(config_);
   v1::SandboxSpec binds;
   binds.add_bind_mounts()->set_host_path("/tmp");
-  absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start(binds);
+  absl::StatusOr<std::unique_ptr<Guest>> refused = runtime.Start({.spec = binds});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mounts"));
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("bind mount"));
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
 }
 
@@ -230,10 +221,12 @@ TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
   });
   StandInServer socks(absl::StrCat(config_.state_root, "/socks.sock"), StandInServer::Mode::kAnswer,
                       "socks stand-in\n");
-  config_.egress = {.http_socket = plan->plan.http_socket(), .socks_socket = socks.path()};
 
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> started = runtime.Start(spec);
+  absl::StatusOr<std::unique_ptr<Guest>> started =
+      runtime.Start({.spec = spec,
+                     .egress = broker::microvm::GuestEgress{.http_socket = plan->plan.http_socket(),
+                                                            .socks_socket = socks.path()}});
   ASSERT_TRUE(started.ok()) << started.status();
   Guest& guest = **started;
 
@@ -297,7 +290,7 @@ TEST_F(QemuRuntimeTest, EgressReachesTheSessionsProxiesOnly) {
 TEST_F(QemuRuntimeTest, ABootThatFailsLeavesNoFile) {
   config_.kernel = config_.image;  // not a kernel: qemu refuses it
   QemuRuntime runtime(config_);
-  absl::StatusOr<std::unique_ptr<Guest>> failed = runtime.Start(v1::SandboxSpec());
+  absl::StatusOr<std::unique_ptr<Guest>> failed = runtime.Start({});
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
 }

@@ -17,27 +17,20 @@ Shape ShapeOf(uint8_t type, FrameSide from) {
       return host ? Shape::kEmpty : Shape::kNone;
     case FrameType::kExec:
     case FrameType::kStdin:
+    case FrameType::kSetup:
       return host ? Shape::kBytes : Shape::kNone;
     case FrameType::kHelloReply:
     case FrameType::kStdout:
     case FrameType::kStderr:
     case FrameType::kFailed:
       return host ? Shape::kNone : Shape::kBytes;
+    case FrameType::kSetupDone:
+      return host ? Shape::kNone : Shape::kEmpty;
     case FrameType::kStarted:
     case FrameType::kExit:
       return host ? Shape::kNone : Shape::kFour;
   }
   return Shape::kNone;
-}
-
-bool ReadString(const std::string& in, size_t* at, std::string* out) {
-  if (in.size() - *at < 4) return false;
-  const uint32_t size = DecodeU32(in.substr(*at, 4));
-  *at += 4;
-  if (in.size() - *at < size) return false;
-  out->assign(in, *at, size);
-  *at += size;
-  return true;
 }
 
 bool ReadList(const std::string& in, size_t* at, std::vector<std::string>* out) {
@@ -48,17 +41,27 @@ bool ReadList(const std::string& in, size_t* at, std::vector<std::string>* out) 
   if (n > (in.size() - *at) / 4) return false;
   for (uint32_t i = 0; i < n; ++i) {
     out->emplace_back();
-    if (!ReadString(in, at, &out->back())) return false;
+    if (!ReadFrameString(in, at, &out->back())) return false;
   }
   return true;
 }
 
-void AppendString(std::string* out, const std::string& value) {
+}  // namespace
+
+bool ReadFrameString(const std::string& in, size_t* at, std::string* out) {
+  if (in.size() - *at < 4) return false;
+  const uint32_t size = DecodeU32(in.substr(*at, 4));
+  *at += 4;
+  if (in.size() - *at < size) return false;
+  out->assign(in, *at, size);
+  *at += size;
+  return true;
+}
+
+void AppendFrameString(std::string* out, const std::string& value) {
   out->append(EncodeU32(static_cast<uint32_t>(value.size())));
   out->append(value);
 }
-
-}  // namespace
 
 std::string EncodeU32(uint32_t value) {
   const char bytes[4] = {static_cast<char>(value >> 24), static_cast<char>(value >> 16),
@@ -83,10 +86,10 @@ std::string EncodeFrame(FrameType type, const std::string& payload) {
 
 std::string EncodeExec(const ExecRequest& request) {
   std::string out = EncodeU32(static_cast<uint32_t>(request.argv.size()));
-  for (const std::string& arg : request.argv) AppendString(&out, arg);
+  for (const std::string& arg : request.argv) AppendFrameString(&out, arg);
   out.append(EncodeU32(static_cast<uint32_t>(request.env.size())));
-  for (const std::string& entry : request.env) AppendString(&out, entry);
-  AppendString(&out, request.workdir);
+  for (const std::string& entry : request.env) AppendFrameString(&out, entry);
+  AppendFrameString(&out, request.workdir);
   return out;
 }
 
@@ -94,7 +97,7 @@ bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* e
   *request = ExecRequest{};
   size_t at = 0;
   if (!ReadList(payload, &at, &request->argv) || !ReadList(payload, &at, &request->env) ||
-      !ReadString(payload, &at, &request->workdir)) {
+      !ReadFrameString(payload, &at, &request->workdir)) {
     *error = "exec request truncated";
     return false;
   }

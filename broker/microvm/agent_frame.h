@@ -25,13 +25,15 @@ enum class FrameType : uint8_t {
   kStdin = 'I',     // bytes for the run's stdin
   kStdinEof = 'E',  // empty; closes the run's stdin
   kKill = 'K',      // empty; SIGKILLs the run's process group
+  kSetup = 'S',     // a GuestSetup (guest_setup.h): build the guest's root; once, before runs
   // guest -> host
   kHelloReply = 'h',  // the agent's version (kAgentVersion)
   kStarted = 's',     // 4 bytes: the run's pid in the guest
   kStdout = 'o',      // bytes
   kStderr = 'e',      // bytes
   kExit = 'x',        // 4 bytes, signed: the exit code, or -signal
-  kFailed = 'f',      // text: the run could not start (chdir, exec); no kExit follows
+  kFailed = 'f',      // text: the run could not start (chdir, exec), or the setup failed
+  kSetupDone = 'k',   // empty: the guest's root is built
 };
 
 enum class FrameSide { kFromHost, kFromGuest };
@@ -51,6 +53,10 @@ struct ExecRequest {
 std::string EncodeFrame(FrameType type, const std::string& payload);
 std::string EncodeU32(uint32_t value);
 std::string EncodeExec(const ExecRequest& request);
+// A payload's string field: u32 length, then the bytes. ReadFrameString advances `at`; false
+// when the field runs past the end of `in`.
+void AppendFrameString(std::string* out, const std::string& value);
+bool ReadFrameString(const std::string& in, size_t* at, std::string* out);
 
 // Parses a kExec payload: false (and why in `error`) unless it is exactly a valid request.
 bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* error);

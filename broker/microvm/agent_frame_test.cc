@@ -59,6 +59,11 @@ TEST(AgentFrameTest, BadFramesEndTheStreamForGood) {
       {"started of 5 bytes", FrameSide::kFromGuest, Header('s', 5) + "abcde", "payload of 5 bytes"},
       {"hello with a payload", FrameSide::kFromHost, Header('H', 1) + "x", "payload of 1 bytes"},
       {"kill with a payload", FrameSide::kFromHost, Header('K', 4) + "abcd", "payload of 4 bytes"},
+      {"a setup from the guest", FrameSide::kFromGuest, Header('S', 0), "unexpected frame type 83"},
+      {"setup done from the host", FrameSide::kFromHost, Header('k', 0),
+       "unexpected frame type 107"},
+      {"setup done with a payload", FrameSide::kFromGuest, Header('k', 2) + "ok",
+       "payload of 2 bytes"},
   };
   for (const BadFrame& bad : table) {
     SCOPED_TRACE(bad.name);

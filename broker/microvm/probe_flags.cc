@@ -1,6 +1,11 @@
 #include "broker/microvm/probe_flags.h"
 
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +26,17 @@ ABSL_FLAG(std::string, microvm_initrd, "",
 ABSL_FLAG(std::string, microvm_accel, "auto",
           "the probe boot's accelerator: auto (kvm when /dev/kvm can create a VM, then tcg if "
           "that boot fails), kvm or tcg");
+ABSL_FLAG(std::string, microvm_image, "",
+          "the microVM session image (an initramfs whose init runs the guest agent; "
+          "scripts/microvm-image.sh's agent-initrd.img); default: agent-initrd.img beside "
+          "--microvm-initrd");
+ABSL_FLAG(std::string, microvm_agent, "",
+          "the static in-guest agent appended to the session image (default: ccsandbox_agent "
+          "beside this binary, or microvm/agent/ccsandbox_agent below it as Bazel builds it)");
+ABSL_FLAG(std::string, microvm_state_dir, "",
+          "where each microVM session's files (boot image, agent socket) go, one directory per "
+          "session bound into that session's sandbox only; emptied at boot (default: "
+          "$XDG_RUNTIME_DIR/ccsandbox-microvm, else /tmp/ccsandbox-microvm-UID)");
 ABSL_FLAG(absl::Duration, microvm_boot_timeout, absl::Seconds(10),
           "a probe boot that has not printed its marker after this long is killed and counts as "
           "failed (per accelerator tried)");
@@ -45,11 +61,77 @@ absl::StatusOr<MicrovmProbe> ProbeMicrovmFromFlags() {
                  config.kernel, config.hypervisor, config.accel,
                  absl::FormatDuration(config.boot_timeout));
   }
-  MicrovmProbe probe{.result = EvaluateMicrovm(GatherMicrovmFacts(config))};
+  const MicrovmFacts facts = GatherMicrovmFacts(config);
+  MicrovmProbe probe{.result = EvaluateMicrovm(facts)};
+  if (probe.result.available() && !facts.boots.empty()) {
+    probe.runtime = QemuRuntimeConfig{.hypervisor = config.hypervisor,
+                                      .kernel = config.kernel,
+                                      .accel = facts.boots.back().accel};
+  }
   if (!config.hypervisor.empty() || !config.kernel.empty() || !config.initrd.empty()) {
     probe.boot_line = MicrovmBootLine(probe.result);
   }
   return probe;
+}
+
+namespace {
+
+std::string BesideThisBinary(const std::vector<std::string>& names) {
+  char self[PATH_MAX];
+  if (realpath("/proc/self/exe", self) == nullptr) return "";
+  const std::string dir = std::string(self).substr(0, std::string(self).rfind('/'));
+  for (const std::string& name : names) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return absl::StrCat(dir, "/", names.front());
+}
+
+}  // namespace
+
+std::string MicrovmStateRoot() {
+  std::string root = absl::GetFlag(FLAGS_microvm_state_dir);
+  if (!root.empty()) return root;
+  if (const char* xdg = getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
+    return absl::StrCat(xdg, "/ccsandbox-microvm");
+  }
+  return absl::StrCat("/tmp/ccsandbox-microvm-", getuid());
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>> RuntimeFromFlags(const MicrovmProbe& probe) {
+  if (!probe.runtime.has_value()) return nullptr;
+  QemuRuntimeConfig config = *probe.runtime;
+  config.image = absl::GetFlag(FLAGS_microvm_image);
+  if (config.image.empty()) {
+    const std::string initrd = absl::GetFlag(FLAGS_microvm_initrd);
+    config.image = absl::StrCat(initrd.substr(0, initrd.rfind('/') + 1), "agent-initrd.img");
+  }
+  config.agent = absl::GetFlag(FLAGS_microvm_agent);
+  if (config.agent.empty()) {
+    config.agent = BesideThisBinary({"ccsandbox_agent", "microvm/agent/ccsandbox_agent"});
+  }
+  if (access(config.image.c_str(), R_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--microvm-image: the microVM session image '", config.image,
+                     "' cannot be read (scripts/microvm-image.sh builds it)"));
+  }
+  if (access(config.agent.c_str(), R_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--microvm-agent: the in-guest agent '", config.agent, "' cannot be read"));
+  }
+  if (config.accel != "tcg") {
+    // The hypervisor runs in the session's native sandbox, whose /dev has no /dev/kvm.
+    spdlog::warn(
+        "microVM sessions run under tcg, not {}: their hypervisor runs inside the "
+        "session's sandbox, which has no /dev/kvm",
+        config.accel);
+    config.accel = "tcg";
+  }
+  config.state_root = MicrovmStateRoot();
+  spdlog::info("microVM sessions: {} under {} ({}), image {}, agent {}, files under {}",
+               config.kernel, config.hypervisor, config.accel, config.image, config.agent,
+               config.state_root);
+  return std::unique_ptr<Runtime>(std::make_unique<QemuRuntime>(std::move(config)));
 }
 
 }  // namespace ccsandbox::broker::microvm

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -26,6 +27,8 @@
 #include "broker/microvm/boot_image.h"
 #include "broker/microvm/egress_bridge.h"
 #include "broker/microvm/egress_frame.h"
+#include "broker/microvm/guest_setup.h"
+#include "broker/microvm/hypervisor.h"
 #include "broker/microvm/hypervisor_process.h"
 #include "broker/microvm/probe_result.h"
 #include "policy/plan/egress_wiring.h"
@@ -34,47 +37,46 @@ namespace ccsandbox::broker::microvm {
 namespace {
 
 constexpr size_t kStdinChunk = 64 * 1024;
-constexpr size_t kConsoleTail = 64 * 1024;
 
-// A guest's state directory (boot image, console log, agent socket): removed with all it holds
-// when this goes, after the hypervisor that used it (declare it first).
+// A guest's state directory (boot image, console log, agent socket): what it holds is removed
+// when this goes, after the hypervisor that used it (declare it first); the directory too
+// unless the caller made it (GuestStart::state_dir: it may be a mount source the caller
+// releases later).
 class StateDir {
  public:
-  explicit StateDir(std::string path) : path_(std::move(path)) {}
+  StateDir(std::string path, bool owned) : path_(std::move(path)), owned_(owned) {}
   StateDir(const StateDir&) = delete;
   StateDir& operator=(const StateDir&) = delete;
   ~StateDir() { Remove(); }
   void Remove() {
     if (path_.empty()) return;
     std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    if (owned_) {
+      std::filesystem::remove_all(path_, ignored);
+    } else {
+      for (const auto& entry : std::filesystem::directory_iterator(path_, ignored)) {
+        std::filesystem::remove_all(entry.path(), ignored);
+      }
+    }
     path_.clear();
   }
+  const std::string& path() const { return path_; }
   std::string File(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
 
  private:
   std::string path_;
+  bool owned_;
 };
 
-std::string ConsoleTail(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
-  if (text.size() > kConsoleTail) text.erase(0, text.size() - kConsoleTail);
-  return text;
-}
-
-// Why a guest ended, from its console and (when known) the hypervisor's wait status.
-std::string EndCause(const std::string& console_path, std::optional<int> status) {
-  const std::string console = ConsoleTail(console_path);
+// Why a guest ended, from its console and (when known) how its hypervisor ended.
+std::string EndCause(const Hypervisor& hypervisor, const std::optional<std::string>& ended) {
+  const std::string console = hypervisor.ConsoleTail();
   const size_t panic = console.find("Kernel panic");
   if (panic != std::string::npos) {
     return absl::StrCat("the guest panicked ('", QuotableLine(console.substr(panic)), "')");
   }
-  return absl::StrCat("the hypervisor ",
-                      status.has_value() ? WaitStatusText(*status) : std::string("has not exited"),
-                      " ('", QuotableLine(console), "')");
+  return absl::StrCat("the hypervisor ", ended.value_or("has not exited"), " ('",
+                      QuotableLine(console), "')");
 }
 
 v1::SandboxEvent Event() {
@@ -83,7 +85,8 @@ v1::SandboxEvent Event() {
   return event;
 }
 
-std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir) {
+std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDir& dir,
+                                  const GuestLayout* layout, bool egress) {
   // No -netdev / -nic: the guest has no network device at all.
   std::vector<std::string> argv = {
       config.hypervisor, "-M", "microvm", "-accel", config.accel, "-m",
@@ -92,12 +95,16 @@ std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDi
       "-initrd", dir.File("boot.img"), "-append",
       // reboot=t: a panicked guest reboots by triple fault, which -no-reboot turns into
       // qemu's exit (the default reboot method sometimes spun instead).
-      GuestKernelLine(config.egress ? absl::StrCat("reboot=t ", kEgressKernelArgument)
-                                    : std::string("reboot=t")),
+      GuestKernelLine(egress ? absl::StrCat("reboot=t ", kEgressKernelArgument)
+                             : std::string("reboot=t")),
       "-device", "virtio-serial-device", "-chardev",
       absl::StrCat("socket,id=agent,server=on,wait=off,path=", dir.File("agent.sock")), "-device",
       absl::StrCat("virtserialport,chardev=agent,name=", kAgentPortName)};
-  if (config.egress) {
+  if (layout != nullptr) {
+    const std::vector<std::string> shares = ShareQemuArgs(*layout);
+    argv.insert(argv.end(), shares.begin(), shares.end());
+  }
+  if (egress) {
     // The guest's only way out: streams to the session's proxies (egress_bridge.h).
     for (std::string arg :
          {std::string("-chardev"),
@@ -108,6 +115,26 @@ std::vector<std::string> QemuArgv(const QemuRuntimeConfig& config, const StateDi
     }
   }
   return argv;
+}
+
+// With a layout, each of the spec's binds must be one of its shares, at least as read-only.
+absl::Status CheckBindsShared(const v1::SandboxSpec& spec, const GuestLayout* layout) {
+  for (const v1::SandboxBindMount& bind : spec.bind_mounts()) {
+    const std::string guest = bind.guest_path().empty() ? bind.host_path() : bind.guest_path();
+    const bool shared =
+        layout != nullptr &&
+        std::any_of(layout->shares.begin(), layout->shares.end(), [&](const GuestShare& s) {
+          return s.host_path == bind.host_path() && s.guest_path == guest &&
+                 (s.read_only || !bind.read_only());
+        });
+    if (!shared) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "backend: microvm: the bind mount ", bind.host_path(), " -> ", guest,
+          layout == nullptr ? " cannot be shared: sharing needs the session's guest layout"
+                            : " is not among the guest layout's shares"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<UniqueFd> ConnectUnix(const std::string& path) {
@@ -180,7 +207,7 @@ class AgentChannel {
 
 class QemuGuest : public Guest {
  public:
-  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<HypervisorProcess> process,
+  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
             std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress)
       : dir_(std::move(dir)),
         process_(std::move(process)),
@@ -209,29 +236,27 @@ class QemuGuest : public Guest {
  private:
   // Whether the guest's console says it panicked; rereads the console only when it grew.
   bool PanickedLocked() const {
-    struct stat st;
-    if (stat(dir_->File("console.log").c_str(), &st) != 0 || st.st_size == console_size_) {
-      return panicked_;
-    }
-    console_size_ = st.st_size;
-    panicked_ = absl::StrContains(ConsoleTail(dir_->File("console.log")), "Kernel panic");
+    const uint64_t size = process_->ConsoleSize();
+    if (size == console_size_) return panicked_;
+    console_size_ = size;
+    panicked_ = absl::StrContains(process_->ConsoleTail(), "Kernel panic");
     return panicked_;
   }
   // A guest whose hypervisor has gone while it was meant to run is in error (held: mu_); so
   // is one that panicked (killed now: a panicked guest may spin rather than exit).
   void NoticeEndLocked() const {
     if (state_ != v1::SANDBOX_STATE_WARM && state_ != v1::SANDBOX_STATE_ACTIVE) return;
-    if (PanickedLocked()) process_->KillAndReap();
+    if (PanickedLocked()) process_->Kill();
     // A guest that broke the egress protocol is not trusted any more: powered off.
     if (egress_ != nullptr && egress_->guest_misbehaved()) {
-      process_->KillAndReap();
+      process_->Kill();
       state_ = v1::SANDBOX_STATE_ERROR;
       cause_ = absl::StrCat("the guest broke the egress channel: ", egress_->failure());
       return;
     }
-    if (const std::optional<int> status = process_->Exited(); status.has_value()) {
+    if (const std::optional<std::string> ended = process_->Ended(); ended.has_value()) {
       state_ = v1::SANDBOX_STATE_ERROR;
-      cause_ = EndCause(dir_->File("console.log"), status);
+      cause_ = EndCause(*process_, ended);
     }
   }
   // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
@@ -240,11 +265,11 @@ class QemuGuest : public Guest {
   std::mutex exec_mu_;  // one run at a time; Stop waits for it
   mutable std::mutex mu_;
   std::unique_ptr<StateDir> dir_;
-  std::unique_ptr<HypervisorProcess> process_;  // guarded by mu_ while a run may be open
-  std::unique_ptr<AgentChannel> channel_;       // guarded by exec_mu_
-  std::unique_ptr<EgressBridge> egress_;        // null without egress; reset by Stop (mu_)
+  std::unique_ptr<Hypervisor> process_;    // guarded by mu_ while a run may be open
+  std::unique_ptr<AgentChannel> channel_;  // guarded by exec_mu_
+  std::unique_ptr<EgressBridge> egress_;   // null without egress; reset by Stop (mu_)
   std::atomic<bool> stopping_ = false;
-  mutable off_t console_size_ = 0;
+  mutable uint64_t console_size_ = 0;
   mutable bool panicked_ = false;
   mutable v1::SandboxState state_ = v1::SANDBOX_STATE_WARM;
   mutable std::string cause_;
@@ -257,10 +282,10 @@ void QemuGuest::GuestLost(const std::string& why,
     std::lock_guard<std::mutex> lock(mu_);
     // A broken channel with the hypervisor still up (a bad frame, the agent died): the guest
     // is not trusted any more, so it is powered off now.
-    const std::optional<int> status = process_->WaitUntil(absl::Now() + absl::Seconds(1));
-    if (!status.has_value()) process_->KillAndReap();
+    const std::optional<std::string> ended = process_->WaitUntil(absl::Now() + absl::Seconds(1));
+    if (!ended.has_value()) process_->Kill();
     detail = stopping_ ? std::string("the microVM was stopped")
-                       : absl::StrCat(why, "; ", EndCause(dir_->File("console.log"), status));
+                       : absl::StrCat(why, "; ", EndCause(*process_, ended));
     if (!stopping_) {
       state_ = v1::SANDBOX_STATE_ERROR;
       cause_ = detail;
@@ -276,7 +301,11 @@ void QemuGuest::GuestLost(const std::string& why,
 absl::Status QemuGuest::Exec(const GuestCommand& command,
                              const std::function<bool(const v1::SandboxEvent&)>& emit) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  std::unique_lock<std::mutex> run_lock(exec_mu_, std::try_to_lock);
+  if (!run_lock.owns_lock()) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: one run at a time in a microVM session, and another is in progress");
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     NoticeEndLocked();
@@ -319,6 +348,9 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
   };
   while (true) {
     if (!wanted) kill_run("stopped", "the client cancelled the run");
+    if (command.stop_requested) {
+      if (std::string why = command.stop_requested(); !why.empty()) kill_run("stopped", why);
+    }
     if (absl::Now() >= deadline) {
       kill_run("timeout", absl::StrCat("timeout after ", absl::FormatDuration(command.timeout)));
     }
@@ -332,12 +364,12 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
       std::lock_guard<std::mutex> lock(mu_);
       if (PanickedLocked()) {
         error = "the guest panicked";
-        process_->KillAndReap();
-      } else if (process_->Exited().has_value()) {
+        process_->Kill();
+      } else if (process_->Ended().has_value()) {
         error = "the hypervisor exited";
       } else if (egress_ != nullptr && egress_->guest_misbehaved()) {
         error = absl::StrCat("the guest broke the egress channel: ", egress_->failure());
-        process_->KillAndReap();
+        process_->Kill();
       }
     }
     if (!error.empty()) {
@@ -394,13 +426,13 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
     // SIGTERM: qemu powers the VM off and exits; a run in progress sees its channel close.
-    process_->Signal(SIGTERM);
+    process_->PowerOff();
   }
   std::lock_guard<std::mutex> run_lock(exec_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
   process_->WaitUntil(absl::Now() + grace);
-  process_->KillAndReap();
+  process_->Kill();
   channel_.reset();
   egress_.reset();
   dir_->Remove();
@@ -410,58 +442,62 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec& spec) {
-  // Not yet in the guest (issue 20): refused, never pretended.
-  if (spec.bind_mounts_size() > 0) {
-    return absl::FailedPreconditionError(
-        "backend: microvm: sharing bind mounts into the microVM is not built yet (issue 20); "
-        "this spec has bind mounts");
+absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& start) {
+  const v1::SandboxSpec& spec = start.spec;
+  const GuestLayout* layout = start.layout.has_value() ? &*start.layout : nullptr;
+  // What the guest would not really have is refused, never pretended.
+  if (absl::Status shared = CheckBindsShared(spec, layout); !shared.ok()) return shared;
+  if (layout != nullptr && layout->shares.size() > static_cast<size_t>(kMaxGuestShares)) {
+    return absl::FailedPreconditionError(absl::StrCat("backend: microvm: ", layout->shares.size(),
+                                                      " shares; a microVM has room for ",
+                                                      kMaxGuestShares));
   }
-  if (absl::StrContains(config_.state_root, ",")) {
-    return absl::InvalidArgumentError("the microVM state root may not contain a comma");
+  std::string path = start.state_dir;
+  const bool owned = path.empty();
+  if (owned) {
+    path = absl::StrCat(config_.state_root, "/ccsandbox-microvm-XXXXXX");
+    if (mkdtemp(path.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+    }
   }
-  std::string path = absl::StrCat(config_.state_root, "/ccsandbox-microvm-XXXXXX");
-  if (mkdtemp(path.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("mkdtemp ", path, ": ", strerror(errno)));
+  if (absl::StrContains(path, ",")) {
+    return absl::InvalidArgumentError("the microVM state directory may not contain a comma");
   }
   // Declared before the process: a failed Start kills the hypervisor, then removes its files.
-  auto dir = std::make_unique<StateDir>(path);
+  auto dir = std::make_unique<StateDir>(path, owned);
   if (dir->File("agent.sock").size() >= sizeof(sockaddr_un::sun_path)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the microVM state root is too long for a socket path: ", path));
+        absl::StrCat("the microVM state directory is too long for a socket path: ", path));
   }
   if (absl::Status written = WriteBootImage(config_.image, config_.agent, dir->File("boot.img"));
       !written.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("backend: microvm: the session image: ", written.message()));
   }
-  const std::string console_path = dir->File("console.log");
-  UniqueFd console(open(console_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!console.valid()) {
-    return absl::InternalError(absl::StrCat("open ", console_path, ": ", strerror(errno)));
+  const HypervisorStarter& starter =
+      start.hypervisor ? start.hypervisor : HypervisorStarter(StartHostHypervisor);
+  absl::StatusOr<std::unique_ptr<Hypervisor>> started =
+      starter(QemuArgv(config_, *dir, layout, start.egress.has_value()), dir->path());
+  if (!started.ok()) {
+    return absl::UnavailableError(absl::StrCat("backend: microvm: ", started.status().message()));
   }
-  auto process = std::make_unique<HypervisorProcess>();
-  if (absl::Status spawned = process->Spawn(QemuArgv(config_, *dir), console.get());
-      !spawned.ok()) {
-    return absl::UnavailableError(absl::StrCat("backend: microvm: ", spawned.message()));
-  }
-  console.Reset();
+  std::unique_ptr<Hypervisor> process = *std::move(started);
   const absl::Time deadline = absl::Now() + config_.boot_timeout;
   auto failed = [&](const std::string& what) {
     return absl::UnavailableError(absl::StrCat("backend: microvm: the boot failed: ", what, "; ",
-                                               EndCause(console_path, process->Exited())));
+                                               EndCause(*process, process->Ended())));
   };
   // qemu creates the sockets once it is up; the agent answers once the guest has booted.
   std::unique_ptr<AgentChannel> channel;
   UniqueFd egress_channel;
-  while (channel == nullptr || (config_.egress && !egress_channel.valid())) {
-    if (process->Exited().has_value()) return failed("the hypervisor ended before its socket");
+  while (channel == nullptr || (start.egress && !egress_channel.valid())) {
+    if (process->Ended().has_value()) return failed("the hypervisor ended before its socket");
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("backend: microvm: no agent socket within ",
                                                       absl::FormatDuration(config_.boot_timeout)));
     }
-    absl::StatusOr<UniqueFd> fd = channel == nullptr ? ConnectUnix(dir->File("agent.sock"))
-                                                     : ConnectUnix(dir->File("egress.sock"));
+    absl::StatusOr<UniqueFd> fd =
+        ConnectUnix(dir->File(channel == nullptr ? "agent.sock" : "egress.sock"));
     if (!fd.ok()) {
       absl::SleepFor(absl::Milliseconds(20));
     } else if (channel == nullptr) {
@@ -471,32 +507,46 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const v1::SandboxSpec&
     }
   }
   std::unique_ptr<EgressBridge> egress;
-  if (config_.egress) {
-    absl::StatusOr<std::unique_ptr<EgressBridge>> bridge = EgressBridge::Start(
-        std::move(egress_channel), {.http_socket = config_.egress->http_socket,
-                                    .socks_socket = config_.egress->socks_socket,
-                                    .name = path});
+  if (start.egress) {
+    absl::StatusOr<std::unique_ptr<EgressBridge>> bridge =
+        EgressBridge::Start(std::move(egress_channel), {.http_socket = start.egress->http_socket,
+                                                        .socks_socket = start.egress->socks_socket,
+                                                        .name = spec.session_id()});
     if (!bridge.ok()) return bridge.status();
     egress = std::move(*bridge);
   }
   channel->Queue(FrameType::kHello, "");
+  // With a layout the agent builds the guest's root right after its hello; warm once it has.
+  if (layout != nullptr) channel->Queue(FrameType::kSetup, EncodeSetup(SetupOf(*layout)));
+  bool hello = false;
   while (true) {
     std::vector<Frame> frames;
     std::string error;
     if (!channel->Pump(absl::Milliseconds(100), &frames, &error)) return failed(error);
     for (const Frame& frame : frames) {
-      if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
-        return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
+      if (!hello) {
+        if (frame.type != FrameType::kHelloReply || frame.payload != kAgentVersion) {
+          return failed(absl::StrCat("the agent did not answer as ", kAgentVersion));
+        }
+        hello = true;
+      } else if (frame.type == FrameType::kFailed) {
+        return absl::UnavailableError(
+            absl::StrCat("backend: microvm: the guest could not build its root from the shares: ",
+                         frame.payload));
+      } else if (frame.type != FrameType::kSetupDone) {
+        return failed("the agent did not answer the setup");
       }
-      return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
-          std::move(dir), std::move(process), std::move(channel), std::move(egress)));
+      if (hello && (layout == nullptr || frame.type == FrameType::kSetupDone)) {
+        return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
+            std::move(dir), std::move(process), std::move(channel), std::move(egress)));
+      }
     }
-    if (process->Exited().has_value()) return failed("the hypervisor ended before the agent");
+    if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
           absl::StrCat("backend: microvm: the guest's agent did not answer within ",
                        absl::FormatDuration(config_.boot_timeout), " ('",
-                       QuotableLine(ConsoleTail(console_path)), "')"));
+                       QuotableLine(process->ConsoleTail()), "')"));
     }
   }
 }

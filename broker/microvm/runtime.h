@@ -16,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "broker/microvm/guest_layout.h"
+#include "broker/microvm/hypervisor.h"
 #include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker::microvm {
@@ -28,6 +30,9 @@ struct GuestCommand {
   std::string workdir;
   std::string stdin_data;
   absl::Duration timeout = absl::ZeroDuration();
+  // Polled while the run goes; a non-empty answer kills the run and its `killed` event says
+  // "stopped" with that detail (Kill, Destroy). May be empty.
+  std::function<std::string()> stop_requested;
 };
 
 // A PTY inside the guest, from Guest::Terminal. Output and the exit arrive on the callbacks
@@ -57,6 +62,7 @@ class Guest {
 
   // Runs `command` in the guest and reports it as SandboxEvents (starting, ready, stdout,
   // stderr, violation, exit or killed), in order; `emit` returning false cancels the run.
+  // One run at a time: FAILED_PRECONDITION while another is in progress.
   // Returns when the run has ended; a guest that dies mid-run ends it with a `killed` event
   // and the guest goes to `error`.
   virtual absl::Status Exec(const GuestCommand& command,
@@ -77,16 +83,40 @@ class Guest {
   virtual v1::SandboxState State(std::string* cause) const = 0;
 };
 
+// The session's proxies (its EgressPlan's http_socket and socks_socket): the guest's only way
+// out, over a virtio-serial port the runtime bridges to them (egress_bridge.h).
+struct GuestEgress {
+  std::string http_socket;
+  std::string socks_socket;
+};
+
+// What one session's VM is started from.
+struct GuestStart {
+  v1::SandboxSpec spec;
+  // The guest's files (boot image, sockets): an empty directory the caller made, emptied at
+  // Stop; empty: a fresh directory under the runtime's state root, removed at Stop.
+  std::string state_dir;
+  // Where the hypervisor runs; unset: on this host (StartHostHypervisor).
+  HypervisorStarter hypervisor;
+  // The guest's root: the host directories shared into it and the deny sets it enforces
+  // (guest_layout.h: GuestLayoutFromPlan of the session's plan). Unset: no binds, no host files.
+  std::optional<GuestLayout> layout;
+  // Unset: the guest has no egress port and no way out at all.
+  std::optional<GuestEgress> egress;
+};
+
 // Boots guests. One per broker, built from the microVM probe's configuration.
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // Boots a VM for `spec` (its binds shared per mode, its egress only through `proxies`)
-  // and returns once its agent answers (state warm), or fails with what went wrong:
-  // FAILED_PRECONDITION when this host cannot boot one, UNAVAILABLE for a boot that failed,
-  // DEADLINE_EXCEEDED for one that did not answer in time. A failed Start leaves nothing
-  // running and no file behind.
-  virtual absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec) = 0;
+  // Boots a VM for `start.spec` (its binds shared per mode, its egress only through the
+  // session's proxies) and returns once its agent answers (state warm), or fails with what
+  // went wrong: FAILED_PRECONDITION when this host cannot boot one, UNAVAILABLE for a boot that
+  // failed, DEADLINE_EXCEEDED for one that did not answer in time. A failed Start leaves
+  // nothing running and no file behind.
+  virtual absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) = 0;
+  // The host files the hypervisor reads (its kernel): bound read-only where it runs.
+  virtual std::vector<std::string> HostFiles() const { return {}; }
 };
 
 // The runtime this broker has (today: UnavailableRuntime, unavailable_runtime.h).

@@ -4,7 +4,7 @@
 
 namespace ccsandbox::broker::microvm {
 
-absl::StatusOr<std::unique_ptr<Guest>> UnavailableRuntime::Start(const v1::SandboxSpec&) {
+absl::StatusOr<std::unique_ptr<Guest>> UnavailableRuntime::Start(const GuestStart&) {
   if (!probe_.available()) {
     return absl::FailedPreconditionError(
         absl::StrCat("backend: microvm requested but this host cannot boot a microVM (",

@@ -13,7 +13,7 @@ class UnavailableRuntime final : public Runtime {
 
   // FAILED_PRECONDITION with the probe's note when the host cannot boot a VM; UNIMPLEMENTED
   // when it can (the probe boot worked) but no session runtime exists yet.
-  absl::StatusOr<std::unique_ptr<Guest>> Start(const v1::SandboxSpec& spec) override;
+  absl::StatusOr<std::unique_ptr<Guest>> Start(const GuestStart& start) override;
 
  private:
   v1::ProbeResult probe_;

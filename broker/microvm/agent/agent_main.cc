@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "broker/microvm/agent/egress_mux.h"
+#include "broker/microvm/agent/guest_root.h"
 #include "broker/microvm/agent_frame.h"
+#include "broker/microvm/guest_setup.h"
 
 namespace ccsandbox::broker::microvm {
 namespace {
@@ -64,8 +66,9 @@ class Run {
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 
-  // Starts `request`; false (and why) when it could not (chdir, exec).
-  bool Start(const ExecRequest& request, std::string* error) {
+  // Starts `request` in the guest's root (`root`: the setup applied, or null before one);
+  // false (and why) when it could not (entering the root, chdir, exec).
+  bool Start(const ExecRequest& request, const GuestSetup* root, std::string* error) {
     int in[2], out[2], err[2], status[2];
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
         pipe2(status, O_CLOEXEC)) {
@@ -85,15 +88,21 @@ class Run {
       dup2(out[1], 1);
       dup2(err[1], 2);
       signal(SIGPIPE, SIG_DFL);
+      const std::string workdir =
+          !request.workdir.empty() || root == nullptr ? request.workdir : root->workdir;
+      std::string entered;
+      if (!EnterGuestRoot(root != nullptr, &entered)) {
+        WriteAll(status[1], entered);
+        _exit(127);
+      }
       const char* step = "chdir";
-      if (request.workdir.empty() || chdir(request.workdir.c_str()) == 0) {
+      if (workdir.empty() || chdir(workdir.c_str()) == 0) {
         step = "exec";
         environ = envp.data();
         execvp(args[0], args.data());
       }
       const std::string why = std::string(step) + " " +
-                              (step[0] == 'c' ? request.workdir : request.argv[0]) + ": " +
-                              strerror(errno);
+                              (step[0] == 'c' ? workdir : request.argv[0]) + ": " + strerror(errno);
       WriteAll(status[1], why);
       _exit(127);
     }
@@ -227,6 +236,8 @@ std::unique_ptr<EgressMux> StartEgress() {
 int Serve(int port, EgressMux* egress) {
   FrameDecoder decoder(FrameSide::kFromHost);
   Run run;
+  bool setup_tried = false, set_up = false;
+  GuestSetup root;
   char buffer[65536];
   while (true) {
     std::vector<pollfd> fds = {{port, POLLIN, 0}};
@@ -253,7 +264,8 @@ int Serve(int port, EgressMux* egress) {
     Frame frame;
     std::string error;
     FrameDecoder::Result result;
-    while ((result = decoder.Next(&frame, &error)) == FrameDecoder::Result::kFrame) {
+    bool broken = false;  // a frame that decoded but is not acceptable
+    while (!broken && (result = decoder.Next(&frame, &error)) == FrameDecoder::Result::kFrame) {
       switch (frame.type) {
         case FrameType::kHello:
           Send(port, FrameType::kHelloReply, kAgentVersion);
@@ -262,13 +274,28 @@ int Serve(int port, EgressMux* egress) {
           ExecRequest request;
           if (run.running()) {
             Send(port, FrameType::kFailed, "a run is already in progress");
-          } else if (!DecodeExec(frame.payload, &request, &error) || !run.Start(request, &error)) {
+          } else if (!DecodeExec(frame.payload, &request, &error) ||
+                     !run.Start(request, set_up ? &root : nullptr, &error)) {
             Send(port, FrameType::kFailed, error);
           } else {
             Send(port, FrameType::kStarted, EncodeU32(static_cast<uint32_t>(run.pid())));
           }
           break;
         }
+        case FrameType::kSetup:
+          // Once: a second setup, or one during a run, is a broken host.
+          if (setup_tried || run.running()) {
+            error = "a second setup";
+            broken = true;
+          } else if (!DecodeSetup(frame.payload, &root, &error)) {
+            broken = true;
+          } else if (setup_tried = true; !BuildGuestRoot(root, &error)) {
+            Send(port, FrameType::kFailed, error);
+          } else {
+            set_up = true;
+            Send(port, FrameType::kSetupDone, "");
+          }
+          break;
         case FrameType::kStdin:
           run.AddStdin(frame.payload);
           break;
@@ -282,7 +309,7 @@ int Serve(int port, EgressMux* egress) {
           break;  // the decoder only lets host frames through
       }
     }
-    if (result == FrameDecoder::Result::kBad) {
+    if (broken || result == FrameDecoder::Result::kBad) {
       fprintf(stderr, "ccsandbox-agent: %s\n", error.c_str());
       run.Kill();
       return 1;
