@@ -2,6 +2,7 @@
 // Execs, its end.
 #include <signal.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -53,6 +54,11 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
             spdlog::error("session {}: {}", session_id, cause);
             sessions_.Fail(session_id, cause);
           })};
+  // The guest's only way out: the session's proxies, as a native sandbox's.
+  if (const std::optional<v1::EgressPlan> plan = egress_.PlanFor(session_id); plan.has_value()) {
+    guest_start.egress = microvm::GuestEgress{.http_socket = plan->http_socket(),
+                                              .socks_socket = plan->socks_socket()};
+  }
   absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
       config_.microvm_runtime->Start(guest_start);
   if (!guest.ok()) {

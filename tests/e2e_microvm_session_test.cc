@@ -37,6 +37,7 @@ struct GuestRun {
   int pid = 0;
   grpc::Status status;
   bool all_microvm = true;
+  std::vector<v1::SandboxViolation> violations;
 };
 
 // The Uid: line of /proc/PID/status (its real uid), or -1.
@@ -150,6 +151,7 @@ class MicrovmSessionTest : public ::testing::TestWithParam<bool> {
       run.out += event.stdout();
       run.err += event.stderr();
       if (event.has_exit()) run.exit_code = event.exit().exit_code();
+      if (event.has_violation()) run.violations.push_back(event.violation());
       if (event.has_killed()) {
         run.killed = event.killed().reason();
         run.killed_detail = event.killed().detail();
@@ -242,6 +244,15 @@ TEST_P(MicrovmSessionTest, RunsInItsGuestWhoseHypervisorIsConfinedAndLeavesNothi
   EXPECT_EQ(run.killed, "stopped");
   EXPECT_TRUE(absl::StrContains(run.killed_detail, "enough")) << run.killed_detail;
   EXPECT_EQ(Exec("vm1", {"true"}).exit_code, 0);
+
+  // Egress only through the session's proxies, which refuse everything here
+  // (networkEnabled: false): a 403 and the violation in the run's own stream, before its exit.
+  run = Exec("vm1", {"busybox", "wget", "-q", "-O", "-", "http://example.com/"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(run.err, "403")) << run.err;
+  ASSERT_EQ(run.violations.size(), 1u) << run.err;
+  EXPECT_EQ(run.violations[0].action(), "network-outbound");
+  EXPECT_EQ(run.violations[0].target(), "example.com:80");
 
   // A timeout kills the run and says so.
   run = Exec("vm1", {"sleep", "30"}, "", 1);
