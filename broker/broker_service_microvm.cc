@@ -20,7 +20,8 @@ namespace ccsandbox::broker {
 absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
                                               const SessionTable::RunStart& start,
                                               const std::string& sandbox_id,
-                                              const std::string& state_dir) {
+                                              const std::string& state_dir,
+                                              microvm::GuestLayout layout) {
   // The hypervisor is a run of the session's sandbox: it brings only its own fields.
   v1::LaunchPlan run;
   run.set_run_id(absl::StrCat(NextRunId(session_id), "-microvm"));
@@ -53,6 +54,7 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
             spdlog::error("session {}: {}", session_id, cause);
             sessions_.Fail(session_id, cause);
           })};
+  guest_start.layout = std::move(layout);
   absl::StatusOr<std::unique_ptr<microvm::Guest>> guest =
       config_.microvm_runtime->Start(guest_start);
   if (!guest.ok()) {
