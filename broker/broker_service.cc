@@ -10,9 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/kill_cause.h"
+#include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
 #include "broker/launcher_health.h"
+#include "broker/microvm/guest_layout.h"
+#include "policy/plan/bwrap_argv.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/input_limits.h"
@@ -349,9 +352,19 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
   absl::Cleanup remove_state_dir = [&] {
     if (!state_dir.empty()) config_.microvm_state->RemoveSessionDir(state_dir);
   };
+  std::optional<microvm::GuestLayout> layout;
   if (microvm) {
+    // The guest's root: the sandbox's own view (system dirs, the session's binds, its deny
+    // sets) shared from inside it, where qemu sees the plan's mounts at their guest paths.
+    absl::StatusOr<microvm::GuestLayout> made =
+        microvm::GuestLayoutFromPlan(*plan, policy::DefaultSystemRoDirs(), RealHostView());
+    if (!made.ok()) {
+      return absl::Status(made.status().code(),
+                          absl::StrCat("backend: microvm: ", made.status().message()));
+    }
+    layout = *std::move(made);
     // The guest's directory (its boot image and sockets) and the hypervisor's files, at the
-    // same paths: what qemu is given is what it finds.
+    // same paths: what qemu is given is what it finds. Not in the layout: never shared.
     absl::StatusOr<std::string> dir = config_.microvm_state->CreateSessionDir();
     if (!dir.ok()) return dir.status();
     state_dir = *dir;
@@ -377,7 +390,8 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
       [this, session_id](const v1::SandboxUsage& usage) { sessions_.SetUsage(session_id, usage); });
   if (!warm.ok()) return warm.status();
   if (microvm) {
-    if (absl::Status booted = StartSessionGuest(session_id, *start, sandbox_id, state_dir);
+    if (absl::Status booted =
+            StartSessionGuest(session_id, *start, sandbox_id, state_dir, std::move(*layout));
         !booted.ok()) {
       sandboxes_.Stop(*launcher_.stub, sandbox_id, "its microVM did not start");
       return booted;

@@ -196,7 +196,8 @@ class BrokerService final : public v1::SandboxBroker::Service {
   // Boots the microvm session's guest: its hypervisor as a run of the session's warm sandbox
   // `sandbox_id` (broker_service_microvm.cc).
   absl::Status StartSessionGuest(const std::string& session_id, const SessionTable::RunStart& start,
-                                 const std::string& sandbox_id, const std::string& state_dir);
+                                 const std::string& sandbox_id, const std::string& state_dir,
+                                 microvm::GuestLayout layout);
   // Powers the session's guest off and removes its files; nothing when it has none.
   void StopSessionGuest(const std::string& session_id);
   // Exec in a microvm session: `plan`'s command, environment and limits run in its guest.

@@ -21,7 +21,8 @@ namespace ccsandbox::broker {
 absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
                                               const SessionTable::RunStart& start,
                                               const std::string& sandbox_id,
-                                              const std::string& state_dir) {
+                                              const std::string& state_dir,
+                                              microvm::GuestLayout layout) {
   // The hypervisor is a run of the session's sandbox: it brings only its own fields.
   v1::LaunchPlan run;
   run.set_run_id(absl::StrCat(NextRunId(session_id), "-microvm"));
@@ -54,6 +55,7 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
             spdlog::error("session {}: {}", session_id, cause);
             sessions_.Fail(session_id, cause);
           })};
+  guest_start.layout = std::move(layout);
   // The guest's only way out: the session's proxies, as a native sandbox's.
   if (const std::optional<v1::EgressPlan> plan = egress_.PlanFor(session_id); plan.has_value()) {
     guest_start.egress = microvm::GuestEgress{.http_socket = plan->http_socket(),
