@@ -166,12 +166,9 @@ TEST_F(EgressBridgeTest, AStalledProxyHoldsAtMostOneWindowThenTheGuestMustWait) 
 TEST_F(EgressBridgeTest, AGuestThatNeverReadsIsStalledNotBufferedFor) {
   FakeGuest guest;  // no proxy: every open is answered with a reset the guest never reads
   std::unique_ptr<EgressBridge> bridge = Start(guest);
-  std::string opens;
-  for (uint32_t id = 1; id <= 4096; ++id) {
-    opens += EncodeEgressFrame(EgressFrameType::kOpen, id, std::string(1, '\0'));
-  }
-  uint32_t next = 4097;
   // Writes opens until the bridge stops taking them (nothing was writable for a second).
+  std::string opens;
+  uint32_t next = 1;
   size_t at = 0;
   while (true) {
     if (at == opens.size()) {
@@ -191,7 +188,8 @@ TEST_F(EgressBridgeTest, AGuestThatNeverReadsIsStalledNotBufferedFor) {
     if (poll(&p, 1, 1000) == 0) break;
     ASSERT_LT(next, 2'000'000u) << "the bridge kept reading a guest that never reads";
   }
-  std::cout << "a guest that never reads: " << next - 1 << " opens queued, at most "
+  const size_t written = next - 1 - (opens.size() - at) / (kEgressFrameHeader + 1);
+  std::cout << "a guest that never reads: " << written << " opens written, at most "
             << bridge->peak_toward_guest() << " bytes toward it" << std::endl;
   EXPECT_LE(bridge->peak_toward_guest(), kEgressControlHigh + 256 * 1024);
   EXPECT_EQ(bridge->failure(), "");
