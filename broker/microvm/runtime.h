@@ -44,6 +44,9 @@ class GuestTerminal {
   virtual absl::Status Input(const std::string& bytes) = 0;
   // The window size; the shell gets SIGWINCH as on a host PTY.
   virtual absl::Status Resize(uint16_t rows, uint16_t cols) = 0;
+  // A signal to the terminal's foreground job (policy::IsTerminalSignal's), as the line
+  // discipline sends Ctrl-C.
+  virtual absl::Status Signal(int signal) = 0;
   // Hangs up the PTY (SIGHUP to its session) and, after `grace`, kills what is left; the exit
   // callback still runs.
   virtual void Close(absl::Duration grace) = 0;
