@@ -117,6 +117,9 @@ absl::Status RunBench() {
   const std::string images = absl::GetFlag(FLAGS_image_dir);
   absl::StatusOr<TempDir> dir = TempDir::Create("/tmp/ccsvm.");
   if (!dir.ok()) return dir.status();
+  // Apart from the daemons' sockets: the launcher refuses binds near its socket directory.
+  absl::StatusOr<TempDir> state = TempDir::Create("/tmp/ccsvm-state.");
+  if (!state.ok()) return state.status();
   const std::string launcher_socket = dir->path() + "/l.sock";
   const std::string broker_socket = dir->path() + "/b.sock";
   absl::StatusOr<Child> launcher =
@@ -137,7 +140,7 @@ absl::Status RunBench() {
                 "--microvm-kernel=" + images + "/vmlinuz",
                 "--microvm-initrd=" + images + "/probe-initrd.img", "--microvm-accel=tcg",
                 "--microvm-boot-timeout=30s", "--microvm-agent=" + *agent,
-                "--microvm-state-dir=" + dir->path() + "/vm"},
+                "--microvm-state-dir=" + state->path() + "/vm"},
        .output = broker_log,
        .die_with_parent = true});
   if (!broker.ok()) return broker.status();
