@@ -76,13 +76,13 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
   return absl::OkStatus();
 }
 
-void BrokerService::StopSessionGuest(const std::string& session_id) {
+std::string BrokerService::StopSessionGuest(const std::string& session_id) {
   std::optional<SessionGuests::Entry> entry = guests_.Remove(session_id);
-  if (!entry.has_value()) return;
+  if (!entry.has_value()) return "";
   // A run still in it sees its channel close and ends with `killed`; the Exec holding the
   // guest keeps it alive until then.
   (void)entry->guest->Stop(absl::Seconds(2));
-  config_.microvm_state->RemoveSessionDir(entry->state_dir);
+  return entry->state_dir;
 }
 
 grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,

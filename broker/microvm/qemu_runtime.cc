@@ -34,10 +34,10 @@ namespace {
 
 constexpr size_t kStdinChunk = 64 * 1024;
 
-// A guest's state directory (boot image, console log, agent socket): what it holds is removed
-// when this goes, after the hypervisor that used it (declare it first); the directory too
-// unless the caller made it (GuestStart::state_dir: it may be a mount source the caller
-// releases later).
+// A guest's state directory (boot image, console log, agent socket), removed with all it holds
+// when this goes, after the hypervisor that used it (declare it first) — unless the caller made
+// it (GuestStart::state_dir): then the caller removes it, once whatever else could write there
+// (the sandbox qemu ran in) is gone too.
 class StateDir {
  public:
   StateDir(std::string path, bool owned) : path_(std::move(path)), owned_(owned) {}
@@ -46,13 +46,9 @@ class StateDir {
   ~StateDir() { Remove(); }
   void Remove() {
     if (path_.empty()) return;
-    std::error_code ignored;
     if (owned_) {
+      std::error_code ignored;
       std::filesystem::remove_all(path_, ignored);
-    } else {
-      for (const auto& entry : std::filesystem::directory_iterator(path_, ignored)) {
-        std::filesystem::remove_all(entry.path(), ignored);
-      }
     }
     path_.clear();
   }

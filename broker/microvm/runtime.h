@@ -89,8 +89,8 @@ class Guest {
 // What one session's VM is started from.
 struct GuestStart {
   v1::SandboxSpec spec;
-  // The guest's files (boot image, sockets): an empty directory the caller made, emptied at
-  // Stop; empty: a fresh directory under the runtime's state root, removed at Stop.
+  // The guest's files (boot image, sockets): an empty directory the caller made and removes
+  // (after Stop); empty: a fresh directory under the runtime's state root, removed at Stop.
   std::string state_dir;
   // Where the hypervisor runs; unset: on this host (StartHostHypervisor).
   HypervisorStarter hypervisor;
