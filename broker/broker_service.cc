@@ -396,11 +396,12 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
       sandboxes_.Stop(*launcher_.stub, sandbox_id, "its microVM did not start");
       return booted;
     }
-    state_dir.clear();  // the guest's now: StopSessionGuest removes it
+    state_dir.clear();  // the guest's now: its session's end removes it
   }
   if (!sessions_.MarkWarm(session_id, sandbox_id, warm->limits())) {
-    StopSessionGuest(session_id);
+    const std::string guest_dir = StopSessionGuest(session_id);
     sandboxes_.Stop(*launcher_.stub, sandbox_id, "session destroyed while it started");
+    if (!guest_dir.empty()) config_.microvm_state->RemoveSessionDir(guest_dir);
     return absl::AbortedError("sessionId: the session was destroyed while its sandbox started");
   }
   spdlog::info("session {}: sandbox {} warm (pid {}; {})", session_id, sandbox_id, warm->pid(),
@@ -560,9 +561,12 @@ absl::StatusOr<v1::SandboxHandle> BrokerService::DestroySession(const std::strin
   auto destroyed = sessions_.BeginDestroy(session_id, &sandbox_id);
   if (!destroyed.ok()) return destroyed.status();
   SignalRuns(destroyed->second, SIGKILL, kill_detail);
-  StopSessionGuest(session_id);  // before its sandbox, where its hypervisor runs
+  // The guest first (its hypervisor runs in the sandbox); its files once nothing in the sandbox
+  // can write there any more.
+  const std::string guest_dir = StopSessionGuest(session_id);
   // Ends with every process in it before Destroy returns.
   if (!sandbox_id.empty()) sandboxes_.Stop(*launcher_.stub, sandbox_id, kill_detail);
+  if (!guest_dir.empty()) config_.microvm_state->RemoveSessionDir(guest_dir);
   egress_.Stop(session_id);
   sessions_.EndDestroy(session_id);
   spdlog::info("session {} destroyed: {}", session_id, why);

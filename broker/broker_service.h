@@ -198,8 +198,15 @@ class BrokerService final : public v1::SandboxBroker::Service {
   absl::Status StartSessionGuest(const std::string& session_id, const SessionTable::RunStart& start,
                                  const std::string& sandbox_id, const std::string& state_dir,
                                  microvm::GuestLayout layout);
-  // Powers the session's guest off and removes its files; nothing when it has none.
-  void StopSessionGuest(const std::string& session_id);
+  // Powers the session's guest off; returns its directory, for the caller to remove once the
+  // session's sandbox (which can write there) has ended; "" when it has none.
+  std::string StopSessionGuest(const std::string& session_id);
+  // A terminal on the microvm backend: its own guest, booted in a native sandbox with the
+  // terminal profile's plan, the shell on a PTY in the guest (broker_service_microvm.cc).
+  grpc::Status MicrovmTerminal(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::TerminalOutput, v1::TerminalInput>* stream,
+      const v1::TerminalOpen& open, const policy::BackendChoice& choice, const std::string& id);
   // Exec in a microvm session: `plan`'s command, environment and limits run in its guest.
   grpc::Status RunGuestExec(grpc::ServerContext* context, const v1::ExecRequest& request,
                             grpc::ServerWriter<v1::SandboxEvent>* writer, const std::string& run_id,

@@ -2,17 +2,24 @@
 // Execs, its end.
 #include <signal.h>
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "base/event_outbox.h"
+#include "base/real_host_view.h"
 #include "broker/broker_service.h"
 #include "broker/launcher_hypervisor.h"
+#include "broker/microvm/guest_layout.h"
 #include "broker/microvm/probe_result.h"
+#include "policy/plan/bwrap_argv.h"
+#include "policy/plan/terminal_profile.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
 
@@ -75,13 +82,13 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
   return absl::OkStatus();
 }
 
-void BrokerService::StopSessionGuest(const std::string& session_id) {
+std::string BrokerService::StopSessionGuest(const std::string& session_id) {
   std::optional<SessionGuests::Entry> entry = guests_.Remove(session_id);
-  if (!entry.has_value()) return;
+  if (!entry.has_value()) return "";
   // A run still in it sees its channel close and ends with `killed`; the Exec holding the
   // guest keeps it alive until then.
   (void)entry->guest->Stop(absl::Seconds(2));
-  config_.microvm_state->RemoveSessionDir(entry->state_dir);
+  return entry->state_dir;
 }
 
 grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,
@@ -162,6 +169,172 @@ grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,
     context->TryCancel();
     return grpc::Status(grpc::StatusCode::CANCELLED, "the client did not read its stream");
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status BrokerService::MicrovmTerminal(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::TerminalOutput, v1::TerminalInput>* stream,
+    const v1::TerminalOpen& open, const policy::BackendChoice& choice, const std::string& id) {
+  // The terminal profile as a native terminal gets it; its sandbox is where qemu runs, and the
+  // guest's root is that sandbox's view.
+  policy::BackendChoice host = choice;
+  host.actual = v1::SANDBOX_BACKEND_NATIVE;
+  absl::StatusOr<v1::LaunchPlan> plan = PlanTerminal(open, host, id);
+  if (!plan.ok()) return ToGrpc(plan.status());
+  // The guest has no network device, and nothing bridges a terminal's egress: no network.
+  plan->set_open_network(false);
+  microvm::GuestCommand command;
+  command.argv.assign(plan->argv().begin(), plan->argv().end());
+  command.env.insert(plan->env().begin(), plan->env().end());
+  command.workdir = plan->workdir();
+  absl::StatusOr<microvm::GuestLayout> layout =
+      microvm::GuestLayoutFromPlan(*plan, policy::DefaultSystemRoDirs(), RealHostView());
+  if (!layout.ok()) {
+    return ToGrpc(absl::Status(layout.status().code(),
+                               absl::StrCat("backend: microvm: ", layout.status().message())));
+  }
+  absl::StatusOr<std::string> state_dir = config_.microvm_state->CreateSessionDir();
+  if (!state_dir.ok()) return ToGrpc(state_dir.status());
+  absl::Cleanup remove_state_dir = [&] { config_.microvm_state->RemoveSessionDir(*state_dir); };
+  plan->clear_argv();
+  const std::string sandbox_id = absl::StrCat(id, "-sandbox");
+  plan->set_run_id(sandbox_id);
+  for (const std::string& path : {*state_dir}) {
+    v1::PlanMount* mount = plan->add_mounts();
+    mount->set_host_path(path);
+    mount->set_guest_path(path);
+  }
+  for (const std::string& file : config_.microvm_runtime->HostFiles()) {
+    v1::PlanMount* mount = plan->add_mounts();
+    mount->set_host_path(file);
+    mount->set_guest_path(file);
+    mount->set_read_only(true);
+  }
+  if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) return reachable;
+  absl::StatusOr<v1::SandboxLifecycle::Warm> warm =
+      sandboxes_.Start(*launcher_.stub, *plan, [id](const std::string& why) {
+        spdlog::warn("terminal {}: its sandbox ended: {}", id, why);
+      });
+  if (!warm.ok()) return ToGrpc(warm.status());
+  absl::Cleanup stop_sandbox = [&] {
+    sandboxes_.Stop(*launcher_.stub, sandbox_id, "the terminal ended");
+  };
+
+  absl::Mutex write_mu;  // the runtime's callbacks and this thread both write to the client
+  auto write = [&](const v1::TerminalOutput& out) {
+    absl::MutexLock lock(&write_mu);
+    return stream->Write(out);
+  };
+  v1::LaunchPlan hypervisor_run;
+  hypervisor_run.set_run_id(absl::StrCat(id, "-microvm"));
+  hypervisor_run.set_session_id(id);
+  hypervisor_run.set_backend(v1::SANDBOX_BACKEND_NATIVE);
+  hypervisor_run.set_sandbox_id(sandbox_id);
+  hypervisor_run.set_workdir("/");
+  (*hypervisor_run.mutable_env())["PATH"] = "/usr/bin:/bin";
+  microvm::GuestStart start{.state_dir = *state_dir,
+                            .hypervisor = LauncherHypervisorStarter(
+                                *launcher_.stub, std::move(hypervisor_run),
+                                [&, id](const v1::SandboxEvent& event) {
+                                  v1::TerminalOutput out;
+                                  *out.mutable_event() = event;
+                                  out.mutable_event()->set_session_id(id);
+                                  out.mutable_event()->set_backend(v1::SANDBOX_BACKEND_MICROVM);
+                                  config_.metrics.Violation(event.violation().action());
+                                  write(out);
+                                },
+                                [id](const std::string& how, const std::string&) {
+                                  spdlog::warn("terminal {}: its microVM's hypervisor {}", id, how);
+                                })};
+  start.layout = *std::move(layout);
+  absl::StatusOr<std::unique_ptr<microvm::Guest>> guest = config_.microvm_runtime->Start(start);
+  if (!guest.ok()) {
+    spdlog::warn("terminal {} refused: {}", id, std::string(guest.status().message()));
+    return ToGrpc(guest.status());
+  }
+  absl::Cleanup stop_guest = [&] { (void)(*guest)->Stop(absl::Seconds(2)); };
+
+  absl::Notification ended;
+  absl::StatusOr<std::unique_ptr<microvm::GuestTerminal>> terminal = (*guest)->Terminal(
+      command, static_cast<uint16_t>(open.size().rows()), static_cast<uint16_t>(open.size().cols()),
+      {.output =
+           [&](const std::string& bytes) {
+             v1::TerminalOutput out;
+             out.set_data(bytes);
+             if (!write(out)) context->TryCancel();  // the client stopped taking output
+           },
+       .exited =
+           [&, id](int exit_code, const std::string& cause) {
+             v1::TerminalOutput out;
+             v1::SandboxEvent* end = out.mutable_ended();
+             end->set_session_id(id);
+             end->set_backend(v1::SANDBOX_BACKEND_MICROVM);
+             if (exit_code >= 0 && cause.empty()) {
+               end->mutable_exit()->set_exit_code(exit_code);
+             } else {
+               end->mutable_killed()->set_signal(exit_code < 0 ? -exit_code : SIGKILL);
+               end->mutable_killed()->set_reason(cause.empty() ? "stopped" : "sandbox-ended");
+               end->mutable_killed()->set_detail(cause);
+             }
+             write(out);
+             ended.Notify();
+           }});
+  if (!terminal.ok()) return ToGrpc(terminal.status());
+  v1::TerminalOutput opened;
+  v1::SandboxHandle* handle = opened.mutable_opened();
+  handle->set_session_id(id);
+  handle->set_requested_backend(choice.requested);
+  handle->set_backend(v1::SANDBOX_BACKEND_MICROVM);
+  handle->set_state(v1::SANDBOX_STATE_ACTIVE);
+  auto& details = *handle->mutable_details()->mutable_fields();
+  details["backendNote"].set_string_value(choice.note);
+  details["kind"].set_string_value("terminal");
+  details["network"].set_string_value("none: the guest has no network device");
+  TerminalTable::Entry listed = terminals_.Add(*handle, [&] {
+    (*terminal)->Close(absl::Seconds(2));
+    context->TryCancel();
+  });
+  write(opened);
+  spdlog::info("terminal {} opened: backend microvm, workdir {}", id, command.workdir);
+
+  // Input until the client is done or gone, or the shell has ended.
+  std::atomic<bool> input_done = false;
+  std::thread input([&] {
+    v1::TerminalInput in;
+    while (!ended.HasBeenNotified() && stream->Read(&in)) {
+      switch (in.input_case()) {
+        case v1::TerminalInput::kData:
+          if (in.data().size() > kMaxTerminalData) {
+            spdlog::warn("terminal {}: a data message of {} bytes: hung up", id, in.data().size());
+            context->TryCancel();
+            break;
+          }
+          (void)(*terminal)->Input(in.data());
+          break;
+        case v1::TerminalInput::kResize:
+          if (policy::ValidTerminalSize(in.resize())) {
+            (void)(*terminal)->Resize(static_cast<uint16_t>(in.resize().rows()),
+                                      static_cast<uint16_t>(in.resize().cols()));
+          }
+          break;
+        case v1::TerminalInput::kSignal:
+          if (policy::IsTerminalSignal(in.signal())) (void)(*terminal)->Signal(in.signal());
+          break;
+        default:
+          break;
+      }
+    }
+    if (!ended.HasBeenNotified()) (*terminal)->Close(absl::Seconds(2));  // hung up
+    input_done = true;
+  });
+  ended.WaitForNotification();
+  // The client closes its side once it has the end; one that does not is cut off.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!input_done && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  if (!input_done) context->TryCancel();
+  input.join();
+  spdlog::info("terminal {} closed", id);
   return grpc::Status::OK;
 }
 

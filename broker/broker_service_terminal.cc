@@ -28,8 +28,6 @@ namespace {
 
 // How long a client has, once the shell's end was sent, to close its side of the call.
 constexpr absl::Duration kCloseGrace = absl::Seconds(5);
-// The largest keystroke message taken (a paste is split by any client well below this).
-constexpr size_t kMaxTerminalData = 1 << 20;
 
 absl::Status CheckDirectory(absl::string_view field, const std::string& path) {
   struct stat st;
@@ -147,10 +145,10 @@ grpc::Status BrokerService::Terminal(
     spdlog::warn("terminal refused: {}", std::string(choice.status().message()));
     return ToGrpc(choice.status());
   }
-  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
-    return ToGrpc(absl::UnimplementedError(
-        "backend: the microVM runtime answered its probe, but terminals on it are not built "
-        "yet; never run on the host in its place"));
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM && config_.microvm_runtime == nullptr) {
+    return ToGrpc(absl::FailedPreconditionError(
+        "backend: microvm: this broker has no microVM runtime; never run on the host in its "
+        "place"));
   }
   if (choice->requested == v1::SANDBOX_BACKEND_UNSPECIFIED &&
       choice->actual == v1::SANDBOX_BACKEND_NATIVE &&
@@ -171,6 +169,9 @@ grpc::Status BrokerService::Terminal(
   }
   absl::Cleanup release = [this] { terminals_.Unreserve(); };
   const std::string id = NextRunId("term");
+  if (choice->actual == v1::SANDBOX_BACKEND_MICROVM) {
+    return MicrovmTerminal(context, stream, open, *choice, id);
+  }
   absl::StatusOr<v1::LaunchPlan> plan = PlanTerminal(open, *choice, id);
   if (!plan.ok()) {
     spdlog::warn("terminal {} refused: {}", id, std::string(plan.status().message()));

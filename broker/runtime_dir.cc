@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/paths.h"
+#include "spdlog/spdlog.h"
+#include "workspace/remove_tree.h"
 
 namespace ccsandbox::broker {
 namespace {
@@ -63,7 +65,7 @@ absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& 
   // A crashed broker's leftovers (the lock was free, so nobody uses them).
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
-    if (entry.path().filename() != kLockName) std::filesystem::remove_all(entry.path(), error);
+    if (entry.path().filename() != kLockName) (void)workspace::RemoveTree(entry.path().string());
   }
   if (mkdir((root + "/s").c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::FailedPreconditionError(absl::StrCat("--runtime-dir: ", strerror(errno)));
@@ -75,8 +77,7 @@ absl::StatusOr<std::unique_ptr<RuntimeDir>> RuntimeDir::Open(const std::string& 
 
 RuntimeDir::~RuntimeDir() {
   // The lock goes last, with the directory: no other broker adopts it half removed.
-  std::error_code error;
-  std::filesystem::remove_all(root_, error);
+  (void)workspace::RemoveTree(root_);
 }
 
 absl::StatusOr<std::string> RuntimeDir::CreateSessionDir() {
@@ -92,8 +93,11 @@ absl::StatusOr<std::string> RuntimeDir::CreateSessionDir() {
 
 void RuntimeDir::RemoveSessionDir(const std::string& dir) {
   if (!IsUnderOrEqual(dir, root_ + "/s") || dir == root_ + "/s") return;
-  std::error_code error;
-  std::filesystem::remove_all(dir, error);
+  // Threat: a microVM's directory is writable from its session's sandbox (qemu's sockets), so
+  // what is in it may be a symlink or be swapped during the removal: never follow anything.
+  if (absl::Status removed = workspace::RemoveTree(dir); !removed.ok()) {
+    spdlog::warn("cannot remove {}: {}", dir, std::string(removed.message()));
+  }
 }
 
 }  // namespace ccsandbox::broker

@@ -20,6 +20,10 @@
 
 namespace ccsandbox::broker {
 
+// The largest keystroke message a terminal takes (a paste is split by any client well below
+// this); a bigger one hangs the terminal up.
+inline constexpr size_t kMaxTerminalData = 1 << 20;
+
 class TerminalTable {
  public:
   // Removes its terminal from the table when destroyed.

@@ -38,10 +38,10 @@ namespace {
 
 constexpr size_t kStdinChunk = 64 * 1024;
 
-// A guest's state directory (boot image, console log, agent socket): what it holds is removed
-// when this goes, after the hypervisor that used it (declare it first); the directory too
-// unless the caller made it (GuestStart::state_dir: it may be a mount source the caller
-// releases later).
+// A guest's state directory (boot image, console log, agent socket), removed with all it holds
+// when this goes, after the hypervisor that used it (declare it first) — unless the caller made
+// it (GuestStart::state_dir): then the caller removes it, once whatever else could write there
+// (the sandbox qemu ran in) is gone too.
 class StateDir {
  public:
   StateDir(std::string path, bool owned) : path_(std::move(path)), owned_(owned) {}
@@ -50,13 +50,9 @@ class StateDir {
   ~StateDir() { Remove(); }
   void Remove() {
     if (path_.empty()) return;
-    std::error_code ignored;
     if (owned_) {
+      std::error_code ignored;
       std::filesystem::remove_all(path_, ignored);
-    } else {
-      for (const auto& entry : std::filesystem::directory_iterator(path_, ignored)) {
-        std::filesystem::remove_all(entry.path(), ignored);
-      }
     }
     path_.clear();
   }
@@ -77,6 +73,18 @@ std::string EndCause(const Hypervisor& hypervisor, const std::optional<std::stri
   }
   return absl::StrCat("the hypervisor ", ended.value_or("has not exited"), " ('",
                       QuotableLine(console), "')");
+}
+
+// A run's environment in the guest ("NAME=value"): the command's, and with egress a native
+// run's proxy variables over it (launcher/run_environment.cc), so clients reach the proxy ports.
+std::vector<std::string> GuestEnvironment(std::map<std::string, std::string> env, bool egress) {
+  if (egress) {
+    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
+    env.emplace("PATH", "/bin");  // what the agent gives a run without an environment
+  }
+  std::vector<std::string> out;
+  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  return out;
 }
 
 v1::SandboxEvent Event() {
@@ -317,13 +325,7 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
     state_ = v1::SANDBOX_STATE_ACTIVE;
   }
   ExecRequest request{.argv = command.argv, .workdir = command.workdir};
-  std::map<std::string, std::string> env = command.env;
-  if (egress_ != nullptr) {
-    // As a native run's (launcher/run_environment.cc): clients reach the proxies' ports.
-    for (const auto& [name, value] : policy::EgressEnvironment()) env[name] = value;
-    env.emplace("PATH", "/bin");  // what the agent gives a run without an environment
-  }
-  for (const auto& [name, value] : env) request.env.push_back(name + "=" + value);
+  request.env = GuestEnvironment(command.env, egress_ != nullptr);
   channel_->Queue(FrameType::kExec, EncodeExec(request));
   for (size_t at = 0; at < command.stdin_data.size(); at += kStdinChunk) {
     channel_->Queue(FrameType::kStdin, command.stdin_data.substr(at, kStdinChunk));

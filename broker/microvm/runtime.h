@@ -44,6 +44,9 @@ class GuestTerminal {
   virtual absl::Status Input(const std::string& bytes) = 0;
   // The window size; the shell gets SIGWINCH as on a host PTY.
   virtual absl::Status Resize(uint16_t rows, uint16_t cols) = 0;
+  // A signal to the terminal's foreground job (policy::IsTerminalSignal's), as the line
+  // discipline sends Ctrl-C.
+  virtual absl::Status Signal(int signal) = 0;
   // Hangs up the PTY (SIGHUP to its session) and, after `grace`, kills what is left; the exit
   // callback still runs.
   virtual void Close(absl::Duration grace) = 0;
@@ -93,8 +96,8 @@ struct GuestEgress {
 // What one session's VM is started from.
 struct GuestStart {
   v1::SandboxSpec spec;
-  // The guest's files (boot image, sockets): an empty directory the caller made, emptied at
-  // Stop; empty: a fresh directory under the runtime's state root, removed at Stop.
+  // The guest's files (boot image, sockets): an empty directory the caller made and removes
+  // (after Stop); empty: a fresh directory under the runtime's state root, removed at Stop.
   std::string state_dir;
   // Where the hypervisor runs; unset: on this host (StartHostHypervisor).
   HypervisorStarter hypervisor;
