@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
@@ -27,6 +29,7 @@
 #include "launcher/run_supervisor.h"
 #include "tests/poll_until.h"
 #include "tests/process_exit.h"
+#include "tests/sanitizer_report.h"
 
 extern char** environ;
 
@@ -45,6 +48,37 @@ class CollectingSink : public launcher::EventSink {
   }
   bool Cancelled() override { return false; }
 };
+
+// Each running daemon's program and log, by pid: once it has ended, its log is checked for a
+// sanitizer's report (its stderr, which no one else reads).
+struct DaemonLog {
+  std::string program;
+  std::string path;
+};
+std::mutex daemon_logs_mutex;
+std::map<pid_t, DaemonLog>& DaemonLogs() {
+  static auto* logs = new std::map<pid_t, DaemonLog>();
+  return *logs;
+}
+
+// Fails the test when the log of the daemon `pid` (ended) holds a sanitizer's report, under
+// --config=asan-ubsan: a memory error, a leak (at an orderly exit) or undefined behaviour.
+void ExpectNoSanitizerReport(pid_t pid) {
+  DaemonLog log;
+  {
+    std::lock_guard<std::mutex> lock(daemon_logs_mutex);
+    auto it = DaemonLogs().find(pid);
+    if (it == DaemonLogs().end()) return;
+    log = it->second;
+    DaemonLogs().erase(it);
+  }
+  const std::string report = SanitizerReportInFile(log.path);
+  if (!report.empty()) {
+    ADD_FAILURE() << "a sanitizer report in " << log.path << ", the log of " << log.program
+                  << " (pid " << pid << "):\n"
+                  << report;
+  }
+}
 
 }  // namespace
 
@@ -67,6 +101,10 @@ pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::s
   pid_t pid = -1;
   posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, argv_p.data(), env_p.data());
   posix_spawn_file_actions_destroy(&actions);
+  if (pid > 0) {
+    std::lock_guard<std::mutex> lock(daemon_logs_mutex);
+    DaemonLogs()[pid] = DaemonLog{argv[0], log};
+  }
   return pid;
 }
 
@@ -99,6 +137,7 @@ int StopDaemon(pid_t pid) {
   if (!ExitsWithin(pid, absl::Seconds(5))) kill(pid, SIGKILL);
   int status = -1;
   waitpid(pid, &status, 0);
+  ExpectNoSanitizerReport(pid);
   return status;
 }
 
@@ -171,6 +210,12 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
   options.stdin_data = stdin_data;
   options.timeout = std::chrono::seconds(60);
   launcher::Supervise(**process, **control, options, sink);
+  // A program of this build (sandboxctl, a daemon run once) reports on its stderr.
+  const char* srcdir = getenv("TEST_SRCDIR");
+  if (srcdir != nullptr && absl::StartsWith(spec.executable, srcdir)) {
+    const std::string report = SanitizerReport(result.err);
+    if (!report.empty()) ADD_FAILURE() << "a sanitizer report from " << argv[0] << ":\n" << report;
+  }
   return result;
 }
 
@@ -277,6 +322,7 @@ int Daemons::StopBroker() {
 void Daemons::CrashBroker() {
   kill(broker_pid_, SIGKILL);
   waitpid(broker_pid_, nullptr, 0);
+  ExpectNoSanitizerReport(broker_pid_);
   broker_pid_ = -1;
 }
 

@@ -26,13 +26,15 @@ struct ProgramResult {
   std::string err;
 };
 
-// Runs `argv` to completion (PATH-searched), optionally as another identity.
+// Runs `argv` to completion (PATH-searched), optionally as another identity. A sanitizer's report
+// on the stderr of a program of this build (sandboxctl) fails the test.
 ProgramResult RunProgram(const std::vector<std::string>& argv,
                          std::optional<launcher::Identity> identity = std::nullopt,
                          const std::string& stdin_data = "", const std::string& cwd = "");
 
 // A daemon as a child of this process: `argv` (argv[0] a path) with this environment plus
-// `extra_env`, stdout and stderr to the file `log`. Returns its pid (or -1).
+// `extra_env`, stdout and stderr to the file `log`. Returns its pid (or -1). Once StopDaemon (or
+// Daemons) has reaped it, a sanitizer's report in `log` fails the test (tests/sanitizer_report.h).
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log);
 // Waits (30 s at most: a loaded machine, a probe boot) until something accepts connections on the
