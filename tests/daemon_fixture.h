@@ -52,6 +52,10 @@ struct DaemonOptions {
   // Runs the broker as the unprivileged user `ccsandbox-test` (created when missing), the
   // launcher allowing only that uid and giving it its socket's group: the production shape.
   bool unprivileged_broker = false;
+  // The test bounds the daemons' resident memory: under ASan they keep only 1 MiB of freed blocks
+  // from reuse (quarantine_size_mb) instead of 256 MiB, which would count as their growth.
+  // ASan finds use-after-free in the other tests' daemons, which keep the default.
+  bool measures_daemon_memory = false;
 };
 
 // The unprivileged test user's identity, creating the user when it is missing (as root).
@@ -102,6 +106,7 @@ class Daemons {
   std::string work_root_;
   std::string allowed_uids_;
   std::vector<std::string> launcher_flags_;
+  std::vector<std::string> daemon_env_;  // extra environment of both daemons
   pid_t launcher_pid_ = -1;
   pid_t broker_pid_ = -1;
   uid_t broker_uid_ = 0;
