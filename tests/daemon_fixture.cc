@@ -72,7 +72,7 @@ void ExpectNoSanitizerReport(pid_t pid) {
     log = it->second;
     DaemonLogs().erase(it);
   }
-  const std::string report = SanitizerReportInFile(log.path);
+  const std::string report = SanitizerReport(ReadFile(log.path));
   if (!report.empty()) {
     ADD_FAILURE() << "a sanitizer report in " << log.path << ", the log of " << log.program
                   << " (pid " << pid << "):\n"

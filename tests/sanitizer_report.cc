@@ -1,8 +1,6 @@
 #include "tests/sanitizer_report.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace ccsandbox::testing {
 namespace {
@@ -24,13 +22,6 @@ std::string SanitizerReport(absl::string_view output) {
   const size_t line = output.rfind('\n', first);
   const size_t begin = line == absl::string_view::npos ? 0 : line + 1;
   return std::string(output.substr(begin, kMaxReport));
-}
-
-std::string SanitizerReportInFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return SanitizerReport(text.str());
 }
 
 }  // namespace ccsandbox::testing

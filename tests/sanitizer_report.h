@@ -15,9 +15,6 @@ namespace ccsandbox::testing {
 // report on (at most 16 KiB of it), or "" when it holds none.
 std::string SanitizerReport(absl::string_view output);
 
-// SanitizerReport of the file at `path` ("" when it cannot be read).
-std::string SanitizerReportInFile(const std::string& path);
-
 }  // namespace ccsandbox::testing
 
 #endif  // CCSANDBOX_TESTS_SANITIZER_REPORT_H_

@@ -1,8 +1,5 @@
 #include "tests/sanitizer_report.h"
 
-#include <stdio.h>
-#include <unistd.h>
-
 #include <string>
 
 #include "gtest/gtest.h"
@@ -47,18 +44,6 @@ TEST(SanitizerReport, UndefinedBehaviorSanitizer) {
       "UndefinedBehaviorSanitizer:DEADLYSIGNAL\n"
       "==9==ERROR: UndefinedBehaviorSanitizer: SEGV on unknown address 0x000000000000\n";
   EXPECT_EQ(SanitizerReport(deadly), deadly);
-}
-
-TEST(SanitizerReport, FromAFile) {
-  char path[] = "/tmp/sanitizer_report_test.XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  const std::string text = std::string(kDaemonLog) + "==1==ERROR: LeakSanitizer: detected\n";
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  close(fd);
-  EXPECT_EQ(SanitizerReportInFile(path), "==1==ERROR: LeakSanitizer: detected\n");
-  unlink(path);
-  EXPECT_EQ(SanitizerReportInFile(path), "");
 }
 
 }  // namespace
