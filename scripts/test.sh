@@ -41,14 +41,17 @@ fi
 # With --sanitized-e2e (or CCSANDBOX_SANITIZED_E2E=1) the tests in tests/ run in it too, against
 # daemons of the same sanitized build; the fixture fails a test on a report in a daemon's log
 # (tests/sanitizer_report.h). Not by default: it adds more than CI's budget allows (README.md,
-# "Quick start", has the figures). The microVM session tests stay out: their guest agent must be
-# a static binary, which a sanitizer build cannot link (broker/microvm/agent/BUILD.bazel).
+# "Quick start", has the figures). The tests that boot the guest agent stay out: it must be a
+# static binary, which a sanitizer build cannot link (broker/microvm/agent/BUILD.bazel).
 sanitized_targets=(//base/... //broker/... //gateway/... //launcher/... //policy/... //proxy/...
   //workspace/...)
 sanitized_name="unit tests"
 if [ "$sanitized_e2e" = 1 ]; then
-  sanitized_targets+=(//tests:all -//tests:e2e_microvm_session_test
-    -//tests:microvm_qemu_runtime_test)
+  sanitized_targets+=(//tests:all)
+  for agent_test in $(bazel query --output=label \
+    'kind(".*_test", rdeps(//tests:all, //broker/microvm/agent:ccsandbox_agent))'); do
+    sanitized_targets+=("-$agent_test")
+  done
   sanitized_name="unit and end-to-end tests"
 fi
 sanitized_log=/tmp/ccsandbox-asan.$$.log
