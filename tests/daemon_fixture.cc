@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
@@ -27,6 +29,7 @@
 #include "launcher/run_supervisor.h"
 #include "tests/poll_until.h"
 #include "tests/process_exit.h"
+#include "tests/sanitizer_report.h"
 
 extern char** environ;
 
@@ -46,13 +49,65 @@ class CollectingSink : public launcher::EventSink {
   bool Cancelled() override { return false; }
 };
 
+// Each running daemon's program and log, by pid: once it has ended, its log is checked for a
+// sanitizer's report (its stderr, which no one else reads).
+struct DaemonLog {
+  std::string program;
+  std::string path;
+};
+std::mutex daemon_logs_mutex;
+std::map<pid_t, DaemonLog>& DaemonLogs() {
+  static auto* logs = new std::map<pid_t, DaemonLog>();
+  return *logs;
+}
+
+// Fails the test when the log of the daemon `pid` (ended) holds a sanitizer's report, under
+// --config=asan-ubsan: a memory error, a leak (at an orderly exit) or undefined behaviour.
+void ExpectNoSanitizerReport(pid_t pid) {
+  DaemonLog log;
+  {
+    std::lock_guard<std::mutex> lock(daemon_logs_mutex);
+    auto it = DaemonLogs().find(pid);
+    if (it == DaemonLogs().end()) return;
+    log = it->second;
+    DaemonLogs().erase(it);
+  }
+  const std::string report = SanitizerReport(ReadFile(log.path));
+  if (!report.empty()) {
+    ADD_FAILURE() << "a sanitizer report in " << log.path << ", the log of " << log.program
+                  << " (pid " << pid << "):\n"
+                  << report;
+  }
+}
+
+// ASAN_OPTIONS as this test's, but with a 1 MiB quarantine ({} when this build has no ASan). ASan
+// keeps freed blocks resident until 256 MiB of them wait (quarantine_size_mb), so a daemon that
+// copies a flood through short-lived buffers grows by that much without holding anything.
+std::vector<std::string> SmallAsanQuarantine() {
+#ifdef __SANITIZE_ADDRESS__
+  const char* options = getenv("ASAN_OPTIONS");
+  return {absl::StrCat("ASAN_OPTIONS=", options ? options : "", options ? ":" : "",
+                       "quarantine_size_mb=1")};
+#else
+  return {};
+#endif
+}
+
 }  // namespace
 
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
                   const std::string& log) {
+  // A variable of `extra_env` replaces the inherited one (getenv would find the first).
+  auto named_in_extra = [&](absl::string_view entry) {
+    const absl::string_view name = entry.substr(0, entry.find('=') + 1);
+    for (const std::string& e : extra_env) {
+      if (absl::StartsWith(e, name)) return true;
+    }
+    return false;
+  };
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("CC_SERVER_SANDBOX=", 0) != 0) env.push_back(*e);
+    if (!absl::StartsWith(*e, "CC_SERVER_SANDBOX=") && !named_in_extra(*e)) env.push_back(*e);
   }
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   std::vector<char*> argv_p, env_p;
@@ -67,6 +122,10 @@ pid_t SpawnDaemon(const std::vector<std::string>& argv, const std::vector<std::s
   pid_t pid = -1;
   posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, argv_p.data(), env_p.data());
   posix_spawn_file_actions_destroy(&actions);
+  if (pid > 0) {
+    std::lock_guard<std::mutex> lock(daemon_logs_mutex);
+    DaemonLogs()[pid] = DaemonLog{argv[0], log};
+  }
   return pid;
 }
 
@@ -99,6 +158,7 @@ int StopDaemon(pid_t pid) {
   if (!ExitsWithin(pid, absl::Seconds(5))) kill(pid, SIGKILL);
   int status = -1;
   waitpid(pid, &status, 0);
+  ExpectNoSanitizerReport(pid);
   return status;
 }
 
@@ -171,6 +231,12 @@ ProgramResult RunProgram(const std::vector<std::string>& argv,
   options.stdin_data = stdin_data;
   options.timeout = std::chrono::seconds(60);
   launcher::Supervise(**process, **control, options, sink);
+  // A program of this build (sandboxctl, a daemon run once) reports on its stderr.
+  const char* srcdir = getenv("TEST_SRCDIR");
+  if (srcdir != nullptr && absl::StartsWith(spec.executable, srcdir)) {
+    const std::string report = SanitizerReport(result.err);
+    if (!report.empty()) ADD_FAILURE() << "a sanitizer report from " << argv[0] << ":\n" << report;
+  }
   return result;
 }
 
@@ -232,7 +298,14 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
                                             "--socket=" + daemons->launcher_socket(),
                                             "--allowed-uids=" + opts.allowed_uids};
   for (const std::string& flag : opts.launcher_flags) launcher_argv.push_back(flag);
-  daemons->launcher_pid_ = SpawnDaemon(launcher_argv, {}, daemons->dir_ + "/launcher.log");
+  std::vector<std::string> daemon_env;
+  std::vector<std::string> broker_env = options.broker_env;
+  if (options.measures_daemon_memory) {
+    daemon_env = SmallAsanQuarantine();
+    broker_env.insert(broker_env.end(), daemon_env.begin(), daemon_env.end());
+  }
+  daemons->daemon_env_ = daemon_env;
+  daemons->launcher_pid_ = SpawnDaemon(launcher_argv, daemon_env, daemons->dir_ + "/launcher.log");
   std::vector<std::string> broker_argv = broker_prefix;
   for (const std::string& arg : {broker_binary, "--listen=" + daemons->broker_address(),
                                  "--launcher=unix:" + daemons->launcher_socket()}) {
@@ -241,8 +314,7 @@ absl::StatusOr<std::unique_ptr<Daemons>> Daemons::Start(const DaemonOptions& opt
   broker_argv.push_back("--runtime-dir=" + daemons->runtime_dir());
   if (!options.sandbox_flag.empty()) broker_argv.push_back("--sandbox=" + options.sandbox_flag);
   for (const std::string& flag : options.broker_flags) broker_argv.push_back(flag);
-  daemons->broker_pid_ =
-      SpawnDaemon(broker_argv, options.broker_env, daemons->dir_ + "/broker.log");
+  daemons->broker_pid_ = SpawnDaemon(broker_argv, broker_env, daemons->dir_ + "/broker.log");
   absl::Status started =
       WaitUntilListening(daemons->launcher_socket(), daemons->launcher_pid_, "launcher");
   if (started.ok()) {
@@ -277,6 +349,7 @@ int Daemons::StopBroker() {
 void Daemons::CrashBroker() {
   kill(broker_pid_, SIGKILL);
   waitpid(broker_pid_, nullptr, 0);
+  ExpectNoSanitizerReport(broker_pid_);
   broker_pid_ = -1;
 }
 
@@ -286,7 +359,7 @@ absl::Status Daemons::RestartLauncher() {
                                    "--socket=" + launcher_socket(),
                                    "--allowed-uids=" + allowed_uids_};
   for (const std::string& flag : launcher_flags_) argv.push_back(flag);
-  launcher_pid_ = SpawnDaemon(argv, {}, dir_ + "/launcher2.log");
+  launcher_pid_ = SpawnDaemon(argv, daemon_env_, dir_ + "/launcher2.log");
   absl::Status started = WaitUntilListening(launcher_socket(), launcher_pid_, "restarted launcher");
   if (!started.ok()) {
     return absl::Status(started.code(), absl::StrCat(started.message(), "; its log:\n",

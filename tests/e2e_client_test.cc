@@ -34,7 +34,7 @@ class ClientTestByBroker : public ClientTest, public ::testing::WithParamInterfa
 constexpr long kMaxGrowthKb = 64 * 1024;
 
 TEST_P(ClientTestByBroker, AStalledClientsTimeoutEndsTheRunAndNeitherDaemonBuffersItsOutput) {
-  StartDaemons();
+  ClientTest::StartDaemons({.unprivileged_broker = GetParam(), .measures_daemon_memory = true});
   ASSERT_TRUE(Launch("timeout").ok());
   const long broker_before = BrokerKb("VmHWM");
   const long launcher_before = LauncherKb("VmHWM");

@@ -314,11 +314,17 @@ TEST_F(ResourcesAttackTest, MemoryHeldByNoProcessEndsTheCommandNotTheSandbox) {
   std::vector<v1::SandboxEvent> next = Exec("pipes", "echo fine");
   EXPECT_EQ(StdoutOf(next), "fine\n") << (Last(next) ? Last(next)->DebugString() : "no events");
   // The same for a file in /tmp: what it holds stays, but the kill is the command's, and said.
+#ifndef __SANITIZE_ADDRESS__
+  // Not with an ASan shim (--config=asan-ubsan; the normal build's e2e run checks it): the
+  // sandbox's init is then a shim of ~20 MiB resident whose allocations after the command's kill
+  // need pages the file still holds, so the OOM killer's next victim is the init itself
+  // (killed{sandbox-ended}); the static shim of a real build allocates nothing new there.
   ASSERT_TRUE(Launch("tmpfs", &limits).ok());
   events = Exec("tmpfs", "exec head -c 100M /dev/zero > /tmp/fill");
   ASSERT_NE(Last(events), nullptr);
   ASSERT_TRUE(Last(events)->has_killed()) << Last(events)->DebugString();
   EXPECT_EQ(Last(events)->killed().reason(), "oom") << Last(events)->DebugString();
+#endif
 }
 
 // A CPU quota below the kernel's minimum (1 ms per 100 ms period) reached the cgroup file and
