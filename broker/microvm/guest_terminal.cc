@@ -23,17 +23,6 @@ constexpr size_t kInputChunk = 64 * 1024;
 // After the SIGKILL, how long a live guest may take to report the terminal's end.
 constexpr absl::Duration kKillAnswer = absl::Seconds(10);
 
-absl::Status CheckSize(uint16_t rows, uint16_t cols) {
-  v1::TerminalSize size;
-  size.set_rows(rows);
-  size.set_cols(cols);
-  if (!policy::ValidTerminalSize(size)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..1000)"));
-  }
-  return absl::OkStatus();
-}
-
 class AgentTerminal : public GuestTerminal {
  public:
   AgentTerminal(TerminalAgent* agent, TerminalCallbacks callbacks)
@@ -69,15 +58,11 @@ class AgentTerminal : public GuestTerminal {
     return Request([&] { input_ += bytes; });
   }
   absl::Status Resize(uint16_t rows, uint16_t cols) override {
-    if (absl::Status size = CheckSize(rows, cols); !size.ok()) return size;
+    if (absl::Status size = policy::CheckTerminalSize(rows, cols); !size.ok()) return size;
     return Request([&] { size_ = std::pair{rows, cols}; });
   }
   absl::Status Signal(int sig) override {
-    if (!policy::IsTerminalSignal(sig)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "signal: ", sig,
-          " is not one a terminal sends (INT, QUIT, TERM, HUP, KILL, TSTP, CONT, WINCH)"));
-    }
+    if (absl::Status allowed = policy::CheckTerminalSignal(sig); !allowed.ok()) return allowed;
     return Request([&] { signals_.push_back(sig); });
   }
   void Close(absl::Duration grace) override {
@@ -202,7 +187,7 @@ absl::StatusOr<std::unique_ptr<GuestTerminal>> OpenGuestTerminal(TerminalAgent* 
                                                                  const GuestCommand& command,
                                                                  uint16_t rows, uint16_t cols,
                                                                  TerminalCallbacks callbacks) {
-  if (absl::Status size = CheckSize(rows, cols); !size.ok()) return size;
+  if (absl::Status size = policy::CheckTerminalSize(rows, cols); !size.ok()) return size;
   if (!callbacks.output || !callbacks.exited) {
     return absl::InvalidArgumentError("a terminal needs its output and exited callbacks");
   }

@@ -46,16 +46,6 @@ std::string FindPort(const std::string& name) {
   return "";
 }
 
-void WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += n;
-  }
-}
-
 void Send(int port, FrameType type, const std::string& payload) {
   WriteAll(port, EncodeFrame(type, payload));
 }

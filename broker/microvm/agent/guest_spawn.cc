@@ -12,7 +12,6 @@
 #include "broker/microvm/agent/guest_root.h"
 
 namespace ccsandbox::broker::microvm {
-namespace {
 
 void WriteAll(int fd, const std::string& bytes) {
   size_t done = 0;
@@ -23,8 +22,6 @@ void WriteAll(int fd, const std::string& bytes) {
     done += n;
   }
 }
-
-}  // namespace
 
 pid_t SpawnInGuest(const ExecRequest& request, const GuestSetup* root,
                    const std::function<void()>& wire_stdio, std::string* error) {

@@ -24,6 +24,9 @@ namespace ccsandbox::broker::microvm {
 pid_t SpawnInGuest(const ExecRequest& request, const GuestSetup* root,
                    const std::function<void()>& wire_stdio, std::string* error);
 
+// All of `bytes` to `fd` (blocking), or as much as it takes before an error.
+void WriteAll(int fd, const std::string& bytes);
+
 }  // namespace ccsandbox::broker::microvm
 
 #endif  // CCSANDBOX_BROKER_MICROVM_AGENT_GUEST_SPAWN_H_
