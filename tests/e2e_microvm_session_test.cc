@@ -2,8 +2,8 @@
 // (scripts/microvm-image.sh): Launch boots a guest whose hypervisor runs inside the session's
 // native sandbox (never host root, never the host's namespaces), Exec runs in the guest,
 // Kill, one run at a time, Destroy and a killed launcher leave no hypervisor and no file, and a
-// guest that panics puts the session in error with the cause. For the root and the
-// unprivileged broker.
+// guest that panics puts the session in error with the cause; a microvm terminal runs its shell
+// on the PTY of a guest of its own. For the root and the unprivileged broker.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,8 +113,17 @@ class MicrovmSessionTest : public ::testing::TestWithParam<bool> {
       ASSERT_EQ(chown(dir, user->uid, user->gid), 0);
     }
     state_root_ = files_ + "/state";
+    // A terminal's working directory ($HOME): the broker's to bind into the guest.
+    const std::string home = files_ + "/home";
+    ASSERT_EQ(mkdir(home.c_str(), 0755), 0);
+    if (GetParam()) {
+      absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
+      ASSERT_TRUE(user.ok()) << user.status();
+      ASSERT_EQ(chown(home.c_str(), user->uid, user->gid), 0);
+    }
     absl::StatusOr<std::unique_ptr<Daemons>> started = Daemons::Start(
-        {.broker_flags = {absl::StrCat("--microvm-hypervisor=", kQemu),
+        {.broker_env = {"HOME=" + home, "SHELL=/bin/sh"},
+         .broker_flags = {absl::StrCat("--microvm-hypervisor=", kQemu),
                           absl::StrCat("--microvm-kernel=", kernel),
                           absl::StrCat("--microvm-initrd=", kImageDir, "/probe-initrd.img"),
                           "--microvm-accel=tcg", "--microvm-boot-timeout=25s",
@@ -362,6 +371,50 @@ TEST_P(MicrovmSessionTest, AKilledLauncherLeavesNoHypervisor) {
   EXPECT_FALSE(after.exit_code.has_value() && *after.exit_code == 0)
       << "a run succeeded in a guest whose sandbox is gone";
   ASSERT_TRUE(Destroy("vm3").ok());
+  EXPECT_TRUE(StateDirs().empty());
+}
+
+// A terminal on the microvm backend: a guest of its own, the shell on the guest's PTY as typed
+// at, its end relayed with the actual backend, and nothing of the guest left afterwards.
+TEST_P(MicrovmSessionTest, ATerminalRunsOnThePtyOfAGuestOfItsOwn) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  auto call = stub_->Terminal(&context);
+  v1::TerminalInput open;
+  open.mutable_open()->set_backend("microvm");
+  open.mutable_open()->add_argv("/bin/sh");
+  open.mutable_open()->add_argv("-i");
+  open.mutable_open()->mutable_size()->set_rows(24);
+  open.mutable_open()->mutable_size()->set_cols(80);
+  ASSERT_TRUE(call->Write(open));
+  v1::TerminalOutput out;
+  if (!call->Read(&out)) {
+    const grpc::Status refused = call->Finish();
+    FAIL() << "refused: " << refused.error_code() << " " << refused.error_message();
+  }
+  ASSERT_TRUE(out.has_opened()) << out.DebugString();
+  EXPECT_EQ(out.opened().backend(), v1::SANDBOX_BACKEND_MICROVM);
+  std::string screen;
+  // Reads until the screen shows `want` (the call's deadline bounds it); the end, if it came.
+  auto read_until = [&](const std::string& want) {
+    while (screen.find(want) == std::string::npos && call->Read(&out)) {
+      screen += out.data();
+      if (out.has_ended()) return;
+    }
+  };
+  v1::TerminalInput typed;
+  typed.set_data("echo $((40+2)); stty size\n");
+  ASSERT_TRUE(call->Write(typed));
+  read_until("42\r\n24 80\r\n");
+  EXPECT_NE(screen.find("42\r\n24 80\r\n"), std::string::npos) << screen;
+  typed.set_data("exit 3\n");
+  ASSERT_TRUE(call->Write(typed));
+  read_until("never shown: the end comes first");
+  ASSERT_TRUE(out.has_ended()) << screen;
+  EXPECT_EQ(out.ended().backend(), v1::SANDBOX_BACKEND_MICROVM);
+  EXPECT_EQ(out.ended().exit().exit_code(), 3) << out.ended().DebugString();
+  call->WritesDone();
+  EXPECT_TRUE(call->Finish().ok());
   EXPECT_TRUE(StateDirs().empty());
 }
 

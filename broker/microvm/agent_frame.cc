@@ -1,5 +1,6 @@
 #include "broker/microvm/agent_frame.h"
 
+#include <csignal>
 #include <cstring>
 
 namespace ccsandbox::broker::microvm {
@@ -14,11 +15,16 @@ Shape ShapeOf(uint8_t type, FrameSide from) {
     case FrameType::kHello:
     case FrameType::kStdinEof:
     case FrameType::kKill:
+    case FrameType::kHangup:
       return host ? Shape::kEmpty : Shape::kNone;
     case FrameType::kExec:
     case FrameType::kStdin:
     case FrameType::kSetup:
+    case FrameType::kTerminal:
       return host ? Shape::kBytes : Shape::kNone;
+    case FrameType::kWindow:
+    case FrameType::kSignal:
+      return host ? Shape::kFour : Shape::kNone;
     case FrameType::kHelloReply:
     case FrameType::kStdout:
     case FrameType::kStderr:
@@ -127,6 +133,57 @@ bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* e
     *error = "exec workdir has a NUL byte";
     return false;
   }
+  return true;
+}
+
+std::string EncodeWindow(uint16_t rows, uint16_t cols) {
+  return EncodeU32((static_cast<uint32_t>(rows) << 16) | cols);
+}
+
+std::string EncodeTerminal(const TerminalRequest& request) {
+  return EncodeWindow(request.rows, request.cols) + EncodeExec(request.exec);
+}
+
+bool IsTerminalFrameSignal(int sig) {
+  for (int allowed : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGKILL, SIGTSTP, SIGCONT, SIGWINCH}) {
+    if (sig == allowed) return true;
+  }
+  return false;
+}
+
+bool DecodeWindow(const std::string& payload, uint16_t* rows, uint16_t* cols, std::string* error) {
+  if (payload.size() != 4) {
+    *error = "window size is not 4 bytes";
+    return false;
+  }
+  const uint32_t value = DecodeU32(payload);
+  *rows = static_cast<uint16_t>(value >> 16);
+  *cols = static_cast<uint16_t>(value & 0xffff);
+  if (*rows < 1 || *rows > kMaxTerminalSide || *cols < 1 || *cols > kMaxTerminalSide) {
+    *error = "window size " + std::to_string(*rows) + "x" + std::to_string(*cols) +
+             " is not 1..1000 each way";
+    return false;
+  }
+  return true;
+}
+
+bool DecodeTerminal(const std::string& payload, TerminalRequest* request, std::string* error) {
+  *request = TerminalRequest{};
+  if (payload.size() < 4) {
+    *error = "terminal request truncated";
+    return false;
+  }
+  return DecodeWindow(payload.substr(0, 4), &request->rows, &request->cols, error) &&
+         DecodeExec(payload.substr(4), &request->exec, error);
+}
+
+bool DecodeSignal(const std::string& payload, int* sig, std::string* error) {
+  const uint32_t value = DecodeU32(payload);
+  if (payload.size() != 4 || value > 64 || !IsTerminalFrameSignal(static_cast<int>(value))) {
+    *error = "signal " + std::to_string(value) + " is not one a terminal sends";
+    return false;
+  }
+  *sig = static_cast<int>(value);
   return true;
 }
 

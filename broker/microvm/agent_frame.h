@@ -24,12 +24,17 @@ enum class FrameType : uint8_t {
   kExec = 'X',      // an ExecRequest (EncodeExec); one run at a time
   kStdin = 'I',     // bytes for the run's stdin
   kStdinEof = 'E',  // empty; closes the run's stdin
-  kKill = 'K',      // empty; SIGKILLs the run's process group
+  kKill = 'K',      // empty; SIGKILLs the run's process group (a terminal: every process but
+                    // the agent's)
   kSetup = 'S',     // a GuestSetup (guest_setup.h): build the guest's root; once, before runs
+  kTerminal = 'T',  // a TerminalRequest (EncodeTerminal): a shell on a PTY; one run or terminal
+  kWindow = 'W',    // 4 bytes (EncodeWindow): the terminal's rows and cols
+  kSignal = 'G',    // 4 bytes: a signal for the terminal's foreground job (IsTerminalFrameSignal)
+  kHangup = 'U',    // empty; the terminal's session gets SIGHUP and SIGCONT
   // guest -> host
   kHelloReply = 'h',  // the agent's version (kAgentVersion)
   kStarted = 's',     // 4 bytes: the run's pid in the guest
-  kStdout = 'o',      // bytes
+  kStdout = 'o',      // bytes (a terminal's: its output)
   kStderr = 'e',      // bytes
   kExit = 'x',        // 4 bytes, signed: the exit code, or -signal
   kFailed = 'f',      // text: the run could not start (chdir, exec), or the setup failed
@@ -58,8 +63,30 @@ std::string EncodeExec(const ExecRequest& request);
 void AppendFrameString(std::string* out, const std::string& value);
 bool ReadFrameString(const std::string& in, size_t* at, std::string* out);
 
+// A terminal: the command (argv never empty: the host picks the shell) and its window size.
+struct TerminalRequest {
+  ExecRequest exec;
+  uint16_t rows = 0;
+  uint16_t cols = 0;
+};
+// Rows and cols of a terminal, each 1..kMaxTerminalSide (policy::ValidTerminalSize's bounds).
+inline constexpr uint16_t kMaxTerminalSide = 1000;
+
+std::string EncodeTerminal(const TerminalRequest& request);
+// The kWindow payload: rows in the high 16 bits, cols in the low.
+std::string EncodeWindow(uint16_t rows, uint16_t cols);
+// The signals a terminal's user sends (policy::IsTerminalSignal's): INT, QUIT, TERM, HUP, KILL,
+// TSTP, CONT, WINCH.
+bool IsTerminalFrameSignal(int sig);
+
 // Parses a kExec payload: false (and why in `error`) unless it is exactly a valid request.
 bool DecodeExec(const std::string& payload, ExecRequest* request, std::string* error);
+// Parses a kTerminal payload: its window size (DecodeWindow) and then exactly an exec request.
+bool DecodeTerminal(const std::string& payload, TerminalRequest* request, std::string* error);
+// Parses a kWindow payload: false unless rows and cols are each 1..kMaxTerminalSide.
+bool DecodeWindow(const std::string& payload, uint16_t* rows, uint16_t* cols, std::string* error);
+// Parses a kSignal payload: false unless it is one of IsTerminalFrameSignal's.
+bool DecodeSignal(const std::string& payload, int* sig, std::string* error);
 // The 4-byte payload of kStarted / kExit.
 uint32_t DecodeU32(const std::string& payload);
 

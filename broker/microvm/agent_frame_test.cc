@@ -1,9 +1,12 @@
 #include "broker/microvm/agent_frame.h"
 
+#include <csignal>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "policy/plan/terminal_profile.h"
+#include "proto/sandbox.pb.h"
 
 namespace ccsandbox::broker::microvm {
 namespace {
@@ -64,6 +67,16 @@ TEST(AgentFrameTest, BadFramesEndTheStreamForGood) {
        "unexpected frame type 107"},
       {"setup done with a payload", FrameSide::kFromGuest, Header('k', 2) + "ok",
        "payload of 2 bytes"},
+      {"a terminal from the guest", FrameSide::kFromGuest, Header('T', 0),
+       "unexpected frame type 84"},
+      {"a window size of 3 bytes", FrameSide::kFromHost, Header('W', 3) + "abc",
+       "payload of 3 bytes"},
+      {"a signal of 8 bytes", FrameSide::kFromHost, Header('G', 8) + "abcdefgh",
+       "payload of 8 bytes"},
+      {"a hang-up with a payload", FrameSide::kFromHost, Header('U', 1) + "x",
+       "payload of 1 bytes"},
+      {"a window size from the guest", FrameSide::kFromGuest, Header('W', 4) + "abcd",
+       "unexpected frame type 87"},
   };
   for (const BadFrame& bad : table) {
     SCOPED_TRACE(bad.name);
@@ -114,6 +127,85 @@ TEST(AgentFrameTest, BadExecRequestsAreRefused) {
     std::string error;
     EXPECT_FALSE(DecodeExec(payload, &request, &error)) << want;
     EXPECT_NE(error.find(want), std::string::npos) << error << " (want " << want << ")";
+  }
+}
+
+TEST(AgentFrameTest, TerminalRequestsRoundTrip) {
+  const TerminalRequest request{
+      .exec = {.argv = {"/bin/sh", "-i"}, .env = {"TERM=xterm"}, .workdir = "/w"},
+      .rows = 1000,
+      .cols = 1};
+  TerminalRequest decoded;
+  std::string error;
+  ASSERT_TRUE(DecodeTerminal(EncodeTerminal(request), &decoded, &error)) << error;
+  EXPECT_EQ(decoded.exec.argv, request.exec.argv);
+  EXPECT_EQ(decoded.exec.env, request.exec.env);
+  EXPECT_EQ(decoded.exec.workdir, "/w");
+  EXPECT_EQ(decoded.rows, 1000);
+  EXPECT_EQ(decoded.cols, 1);
+  uint16_t rows = 0, cols = 0;
+  ASSERT_TRUE(DecodeWindow(EncodeWindow(40, 100), &rows, &cols, &error)) << error;
+  EXPECT_EQ(rows, 40);
+  EXPECT_EQ(cols, 100);
+}
+
+TEST(AgentFrameTest, BadTerminalPayloadsAreRefused) {
+  const std::string exec = EncodeExec({.argv = {"sh"}});
+  struct Bad {
+    FrameType type;
+    std::string payload;
+    const char* error;
+  };
+  const std::vector<Bad> table = {
+      {FrameType::kTerminal, "", "truncated"},
+      {FrameType::kTerminal, "abc", "truncated"},
+      {FrameType::kTerminal, EncodeWindow(24, 80), "truncated"},
+      {FrameType::kTerminal, EncodeWindow(0, 80) + exec, "not 1..1000"},
+      {FrameType::kTerminal, EncodeWindow(24, 1001) + exec, "not 1..1000"},
+      {FrameType::kTerminal, EncodeWindow(24, 80) + EncodeExec({}), "no argv"},
+      {FrameType::kTerminal, EncodeWindow(24, 80) + exec + "x", "trailing bytes"},
+      {FrameType::kWindow, EncodeWindow(1001, 80), "not 1..1000"},
+      {FrameType::kWindow, EncodeWindow(24, 0), "not 1..1000"},
+      {FrameType::kWindow, EncodeU32(0xffffffff), "not 1..1000"},
+      {FrameType::kWindow, "abc", "not 4 bytes"},
+      {FrameType::kSignal, EncodeU32(SIGSEGV), "not one a terminal sends"},
+      {FrameType::kSignal, EncodeU32(0), "not one a terminal sends"},
+      {FrameType::kSignal, EncodeU32(static_cast<uint32_t>(-2)), "not one a terminal sends"},
+      {FrameType::kSignal, EncodeU32(SIGINT) + "x", "not one a terminal sends"},
+  };
+  for (const Bad& bad : table) {
+    SCOPED_TRACE(bad.error);
+    std::string error;
+    bool ok = true;
+    if (bad.type == FrameType::kTerminal) {
+      TerminalRequest request;
+      ok = DecodeTerminal(bad.payload, &request, &error);
+    } else if (bad.type == FrameType::kWindow) {
+      uint16_t rows, cols;
+      ok = DecodeWindow(bad.payload, &rows, &cols, &error);
+    } else {
+      int sig;
+      ok = DecodeSignal(bad.payload, &sig, &error);
+    }
+    EXPECT_FALSE(ok);
+    EXPECT_NE(error.find(bad.error), std::string::npos) << error;
+  }
+}
+
+// The agent cannot link policy/ (it is static and plain C++): its bounds must be the broker's.
+TEST(AgentFrameTest, TheAgentsTerminalBoundsAreThePolicys) {
+  for (int sig = -1; sig <= 65; ++sig) {
+    EXPECT_EQ(IsTerminalFrameSignal(sig), policy::IsTerminalSignal(sig)) << sig;
+  }
+  for (int side : {0, 1, 999, 1000, 1001, 65535}) {
+    v1::TerminalSize size;
+    size.set_rows(side);
+    size.set_cols(24);
+    uint16_t rows, cols;
+    std::string error;
+    EXPECT_EQ(DecodeWindow(EncodeWindow(side, 24), &rows, &cols, &error),
+              policy::ValidTerminalSize(size))
+        << side;
   }
 }
 

@@ -28,6 +28,7 @@
 #include "broker/microvm/egress_bridge.h"
 #include "broker/microvm/egress_frame.h"
 #include "broker/microvm/guest_setup.h"
+#include "broker/microvm/guest_terminal.h"
 #include "broker/microvm/hypervisor.h"
 #include "broker/microvm/hypervisor_process.h"
 #include "broker/microvm/probe_result.h"
@@ -169,10 +170,13 @@ class AgentChannel {
   void Queue(FrameType type, const std::string& payload) { outbox_ += EncodeFrame(type, payload); }
   // Waits up to `wait` for the socket, writes what it can, reads what is there. An error
   // (and false) once the channel is broken: closed by the guest or a bad frame.
-  bool Pump(absl::Duration wait, std::vector<Frame>* frames, std::string* error) {
-    pollfd p{.fd = fd_.get(),
-             .events = static_cast<short>(POLLIN | (outbox_.empty() ? 0 : POLLOUT))};
-    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)));
+  // A readable `wake_fd` ends the wait early (it is not read).
+  bool Pump(absl::Duration wait, std::vector<Frame>* frames, std::string* error, int wake_fd = -1) {
+    pollfd fds[2] = {
+        {.fd = fd_.get(), .events = static_cast<short>(POLLIN | (outbox_.empty() ? 0 : POLLOUT))},
+        {.fd = wake_fd, .events = POLLIN}};
+    const pollfd& p = fds[0];
+    const int ready = poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(wait)));
     if (ready < 0 && errno != EINTR) {
       *error = absl::StrCat("poll: ", strerror(errno));
       return false;
@@ -213,7 +217,7 @@ class AgentChannel {
   std::string outbox_;
 };
 
-class QemuGuest : public Guest {
+class QemuGuest : public Guest, private TerminalAgent {
  public:
   QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
             std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress)
@@ -226,10 +230,10 @@ class QemuGuest : public Guest {
   absl::Status Exec(const GuestCommand& command,
                     const std::function<bool(const v1::SandboxEvent&)>& emit) override;
 
-  absl::StatusOr<std::unique_ptr<GuestTerminal>> Terminal(const GuestCommand&, uint16_t, uint16_t,
-                                                          TerminalCallbacks) override {
-    return absl::UnimplementedError(
-        "backend: microvm: a terminal in the microVM is not built yet (issue 20)");
+  absl::StatusOr<std::unique_ptr<GuestTerminal>> Terminal(const GuestCommand& command,
+                                                          uint16_t rows, uint16_t cols,
+                                                          TerminalCallbacks callbacks) override {
+    return OpenGuestTerminal(this, command, rows, cols, std::move(callbacks));
   }
 
   absl::Status Stop(absl::Duration grace) override;
@@ -269,6 +273,19 @@ class QemuGuest : public Guest {
   }
   // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
   void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit);
+  // Powers off a guest that went away mid-run (unless it is already down) and puts it in error
+  // unless it was being stopped; what the run's end says.
+  std::string MarkLost(const std::string& why);
+
+  // TerminalAgent (guest_terminal.h): the terminal's thread holds exec_mu_ until Release.
+  absl::Status Acquire() override;
+  void Queue(FrameType type, const std::string& payload) override {
+    channel_->Queue(type, payload);
+  }
+  bool Pump(absl::Duration wait, int wake_fd, std::vector<Frame>* frames,
+            std::string* error) override;
+  std::string Lost(const std::string& why) override { return MarkLost(why); }
+  void Release() override;
 
   std::mutex exec_mu_;  // one run at a time; Stop waits for it
   mutable std::mutex mu_;
@@ -283,22 +300,64 @@ class QemuGuest : public Guest {
   mutable std::string cause_;
 };
 
-void QemuGuest::GuestLost(const std::string& why,
-                          const std::function<bool(const v1::SandboxEvent&)>& emit) {
-  std::string detail;
+std::string QemuGuest::MarkLost(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == v1::SANDBOX_STATE_ERROR) return cause_;  // seen already (NoticeEndLocked)
+  // A broken channel with the hypervisor still up (a bad frame, the agent died): the guest
+  // is not trusted any more, so it is powered off now.
+  const std::optional<std::string> ended = process_->WaitUntil(absl::Now() + absl::Seconds(1));
+  if (!ended.has_value()) process_->Kill();
+  const std::string detail = stopping_ ? std::string("the microVM was stopped")
+                                       : absl::StrCat(why, "; ", EndCause(*process_, ended));
+  if (!stopping_) {
+    state_ = v1::SANDBOX_STATE_ERROR;
+    cause_ = detail;
+  }
+  return detail;
+}
+
+absl::Status QemuGuest::Acquire() {
+  if (!exec_mu_.try_lock()) {
+    return absl::FailedPreconditionError(
+        "backend: microvm: one run at a time in a microVM session, and another is in progress");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  NoticeEndLocked();
+  if (stopping_ || state_ != v1::SANDBOX_STATE_WARM) {
+    exec_mu_.unlock();
+    return absl::FailedPreconditionError(
+        absl::StrCat("the microVM is ", v1::SandboxState_Name(state_),
+                     cause_.empty() ? "" : absl::StrCat(": ", cause_)));
+  }
+  state_ = v1::SANDBOX_STATE_ACTIVE;
+  return absl::OkStatus();
+}
+
+bool QemuGuest::Pump(absl::Duration wait, int wake_fd, std::vector<Frame>* frames,
+                     std::string* error) {
+  if (stopping_) {
+    *error = "stopped";
+    return false;
+  }
+  if (!channel_->Pump(wait, frames, error, wake_fd)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  NoticeEndLocked();  // a panic or the hypervisor's end
+  if (state_ != v1::SANDBOX_STATE_ERROR) return true;
+  *error = cause_;
+  return false;
+}
+
+void QemuGuest::Release() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // A broken channel with the hypervisor still up (a bad frame, the agent died): the guest
-    // is not trusted any more, so it is powered off now.
-    const std::optional<std::string> ended = process_->WaitUntil(absl::Now() + absl::Seconds(1));
-    if (!ended.has_value()) process_->Kill();
-    detail = stopping_ ? std::string("the microVM was stopped")
-                       : absl::StrCat(why, "; ", EndCause(*process_, ended));
-    if (!stopping_) {
-      state_ = v1::SANDBOX_STATE_ERROR;
-      cause_ = detail;
-    }
+    if (state_ == v1::SANDBOX_STATE_ACTIVE) state_ = v1::SANDBOX_STATE_WARM;
   }
+  exec_mu_.unlock();
+}
+
+void QemuGuest::GuestLost(const std::string& why,
+                          const std::function<bool(const v1::SandboxEvent&)>& emit) {
+  const std::string detail = MarkLost(why);
   v1::SandboxEvent event = Event();
   event.mutable_killed()->set_reason(stopping_ ? "stopped" : "sandbox-ended");
   event.mutable_killed()->set_signal(SIGKILL);

@@ -21,18 +21,6 @@
 namespace ccsandbox::launcher {
 namespace {
 
-// The size rule is the broker's (one source): rows and cols each 1..1000.
-absl::Status CheckSize(unsigned rows, unsigned cols) {
-  v1::TerminalSize size;
-  size.set_rows(rows);
-  size.set_cols(cols);
-  if (!policy::ValidTerminalSize(size)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..1000)"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Errno(const char* what) {
   return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
 }
@@ -56,7 +44,8 @@ std::optional<pid_t> SessionOf(const std::string& pid) {
 }  // namespace
 
 absl::StatusOr<Pty> OpenPty(unsigned rows, unsigned cols) {
-  if (absl::Status size = CheckSize(rows, cols); !size.ok()) return size;
+  // The size rule is the broker's (one source): rows and cols each 1..1000.
+  if (absl::Status size = policy::CheckTerminalSize(rows, cols); !size.ok()) return size;
   Pty pty;
   pty.master.Reset(posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (pty.master.get() < 0) return Errno("posix_openpt");
@@ -71,7 +60,7 @@ absl::StatusOr<Pty> OpenPty(unsigned rows, unsigned cols) {
 }
 
 absl::Status SetWindowSize(int master, unsigned rows, unsigned cols) {
-  if (absl::Status size = CheckSize(rows, cols); !size.ok()) return size;
+  if (absl::Status size = policy::CheckTerminalSize(rows, cols); !size.ok()) return size;
   struct winsize ws = {};
   ws.ws_row = static_cast<unsigned short>(rows);
   ws.ws_col = static_cast<unsigned short>(cols);
@@ -80,11 +69,7 @@ absl::Status SetWindowSize(int master, unsigned rows, unsigned cols) {
 }
 
 absl::Status SignalForeground(int master, int sig) {
-  if (!policy::IsTerminalSignal(sig)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "signal: ", sig,
-        " is not one a terminal sends (INT, QUIT, TERM, HUP, KILL, TSTP, CONT, WINCH)"));
-  }
+  if (absl::Status allowed = policy::CheckTerminalSignal(sig); !allowed.ok()) return allowed;
   if (ioctl(master, TIOCSIG, sig) != 0) return Errno("ioctl(TIOCSIG)");
   return absl::OkStatus();
 }

@@ -48,6 +48,26 @@ bool IsTerminalSignal(int sig) {
   return false;
 }
 
+absl::Status CheckTerminalSize(unsigned rows, unsigned cols) {
+  v1::TerminalSize size;
+  size.set_rows(rows);
+  size.set_cols(cols);
+  if (!ValidTerminalSize(size)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "size: ", rows, "x", cols, " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTerminalSignal(int sig) {
+  if (!IsTerminalSignal(sig)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "signal: ", sig,
+        " is not one a terminal sends (INT, QUIT, TERM, HUP, KILL, TSTP, CONT, WINCH)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
   if (!open.working_directory().empty()) {
     if (absl::Status s = CheckNormalizedAbsolute("workingDirectory", open.working_directory());
@@ -68,12 +88,7 @@ absl::Status CheckTerminalOpen(const v1::TerminalOpen& open) {
           "term: only printable ASCII without spaces (e.g. xterm-256color)");
     }
   }
-  if (!ValidTerminalSize(open.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("size: ", open.size().rows(), "x", open.size().cols(),
-                     " is not a terminal size (rows and cols 1..", kMaxSide, ")"));
-  }
-  return absl::OkStatus();
+  return CheckTerminalSize(open.size().rows(), open.size().cols());
 }
 
 std::vector<std::string> TerminalMounts(const std::string& home, const std::string& workdir) {

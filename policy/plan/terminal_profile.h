@@ -49,6 +49,9 @@ bool ValidTerminalSize(const v1::TerminalSize& size);
 // The signals a terminal user sends (TerminalInput.signal): INT, QUIT, TERM, HUP, KILL, TSTP,
 // CONT, WINCH.
 bool IsTerminalSignal(int sig);
+// The same two rules as INVALID_ARGUMENT errors saying what was wrong.
+absl::Status CheckTerminalSize(unsigned rows, unsigned cols);
+absl::Status CheckTerminalSignal(int sig);
 
 // The open request, checked (INVALID_ARGUMENT naming the field): a working directory that is
 // "" or absolute and normalised (its existence is the caller's to check), an argv whose

@@ -1,8 +1,9 @@
 // The in-guest agent (docs/microvm.md): PID 1's last act is to exec it. It opens the
-// virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run at a
-// time, its stdio relayed as frames, its exit reported. A bad frame ends the agent, and with
-// it the guest (it is PID 1): a broken stream is never guessed at. When the kernel line asks for
-// it, the same loop serves the egress port (egress_mux.h): the guest's only way out.
+// virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run or
+// terminal (guest_pty.h) at a time, its stdio relayed as frames, its exit reported. A bad frame
+// ends the agent, and with it the guest (it is PID 1): a broken stream is never guessed at.
+// When the kernel line asks for it, the same loop serves the egress port (egress_mux.h): the
+// guest's only way out.
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "broker/microvm/agent/egress_mux.h"
+#include "broker/microvm/agent/guest_pty.h"
 #include "broker/microvm/agent/guest_root.h"
+#include "broker/microvm/agent/guest_spawn.h"
 #include "broker/microvm/agent_frame.h"
 #include "broker/microvm/guest_setup.h"
 
@@ -47,16 +50,6 @@ std::string FindPort(const std::string& name) {
   return "";
 }
 
-void WriteAll(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += n;
-  }
-}
-
 void Send(int port, FrameType type, const std::string& payload) {
   WriteAll(port, EncodeFrame(type, payload));
 }
@@ -69,68 +62,27 @@ class Run {
   // Starts `request` in the guest's root (`root`: the setup applied, or null before one);
   // false (and why) when it could not (entering the root, chdir, exec).
   bool Start(const ExecRequest& request, const GuestSetup* root, std::string* error) {
-    int in[2], out[2], err[2], status[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-        pipe2(status, O_CLOEXEC)) {
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
       *error = std::string("pipe: ") + strerror(errno);
       return false;
     }
-    std::vector<char*> args, envp;
-    for (const std::string& a : request.argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    for (const std::string& e : request.env) envp.push_back(const_cast<char*>(e.c_str()));
-    if (request.env.empty()) envp.push_back(const_cast<char*>("PATH=/bin"));
-    envp.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setsid();
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      signal(SIGPIPE, SIG_DFL);
-      const std::string workdir =
-          !request.workdir.empty() || root == nullptr ? request.workdir : root->workdir;
-      std::string entered;
-      if (!EnterGuestRoot(root != nullptr, &entered)) {
-        WriteAll(status[1], entered);
-        _exit(127);
-      }
-      const char* step = "chdir";
-      if (workdir.empty() || chdir(workdir.c_str()) == 0) {
-        step = "exec";
-        environ = envp.data();
-        execvp(args[0], args.data());
-      }
-      const std::string why = std::string(step) + " " +
-                              (step[0] == 'c' ? workdir : request.argv[0]) + ": " + strerror(errno);
-      WriteAll(status[1], why);
-      _exit(127);
-    }
+    const pid_t pid = SpawnInGuest(
+        request, root,
+        [&] {
+          setsid();
+          dup2(in[0], 0);
+          dup2(out[1], 1);
+          dup2(err[1], 2);
+        },
+        error);
     close(in[0]);
     close(out[1]);
     close(err[1]);
-    close(status[1]);
     if (pid < 0) {
-      *error = std::string("fork: ") + strerror(errno);
       close(in[1]);
       close(out[0]);
       close(err[0]);
-      close(status[0]);
-      return false;
-    }
-    std::string why;
-    char buffer[512];
-    ssize_t n;
-    while ((n = read(status[0], buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) why.append(buffer, n);
-    }
-    close(status[0]);
-    if (!why.empty()) {
-      waitpid(pid, nullptr, 0);
-      close(in[1]);
-      close(out[0]);
-      close(err[0]);
-      *error = why;
       return false;
     }
     pid_ = pid;
@@ -236,12 +188,18 @@ std::unique_ptr<EgressMux> StartEgress() {
 int Serve(int port, EgressMux* egress) {
   FrameDecoder decoder(FrameSide::kFromHost);
   Run run;
+  GuestPty pty;
+  const GuestPty::Send send = [port](FrameType type, const std::string& payload) {
+    Send(port, type, payload);
+  };
   bool setup_tried = false, set_up = false;
   GuestSetup root;
   char buffer[65536];
   while (true) {
     std::vector<pollfd> fds = {{port, POLLIN, 0}};
     run.Fill(&fds);
+    const size_t pty_at = fds.size();
+    pty.Fill(&fds);
     const size_t egress_at = fds.size();
     if (egress != nullptr) egress->Fill(&fds);
     // Outputs closed but the process not yet reaped: look again soon.
@@ -249,7 +207,8 @@ int Serve(int port, EgressMux* egress) {
     const int egress_timeout = egress != nullptr ? egress->TimeoutMs() : -1;
     if (egress_timeout >= 0 && (timeout < 0 || egress_timeout < timeout)) timeout = egress_timeout;
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return 1;
-    for (size_t i = 1; i < egress_at; ++i) run.Handle(fds[i], port);
+    for (size_t i = 1; i < pty_at; ++i) run.Handle(fds[i], port);
+    for (size_t i = pty_at; i < egress_at; ++i) pty.Handle(fds[i], send);
     if (egress != nullptr) egress->Handle(fds.data() + egress_at, fds.size() - egress_at);
     run.MaybeFinish(port);
     if (fds[0].revents == 0) continue;
@@ -257,6 +216,7 @@ int Serve(int port, EgressMux* egress) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // no host on the other end (yet, or any more): its run is not wanted
       run.Kill();
+      pty.Kill();
       usleep(50 * 1000);
       continue;
     }
@@ -272,7 +232,7 @@ int Serve(int port, EgressMux* egress) {
           break;
         case FrameType::kExec: {
           ExecRequest request;
-          if (run.running()) {
+          if (run.running() || pty.open()) {
             Send(port, FrameType::kFailed, "a run is already in progress");
           } else if (!DecodeExec(frame.payload, &request, &error) ||
                      !run.Start(request, set_up ? &root : nullptr, &error)) {
@@ -282,9 +242,37 @@ int Serve(int port, EgressMux* egress) {
           }
           break;
         }
+        case FrameType::kTerminal: {
+          TerminalRequest request;
+          if (!DecodeTerminal(frame.payload, &request, &error)) {
+            broken = true;
+          } else if (run.running() || pty.open()) {
+            Send(port, FrameType::kFailed, "a run is already in progress");
+          } else if (!pty.Start(request, set_up ? &root : nullptr, &error)) {
+            Send(port, FrameType::kFailed, error);
+          } else {
+            Send(port, FrameType::kStarted, EncodeU32(static_cast<uint32_t>(pty.pid())));
+          }
+          break;
+        }
+        case FrameType::kWindow: {
+          uint16_t rows = 0, cols = 0;
+          if (!DecodeWindow(frame.payload, &rows, &cols, &error)) broken = true;
+          if (!broken) pty.Resize(rows, cols);  // a terminal that has just ended ignores it
+          break;
+        }
+        case FrameType::kSignal: {
+          int sig = 0;
+          if (!DecodeSignal(frame.payload, &sig, &error)) broken = true;
+          if (!broken) pty.Signal(sig);
+          break;
+        }
+        case FrameType::kHangup:
+          pty.Hangup();
+          break;
         case FrameType::kSetup:
           // Once: a second setup, or one during a run, is a broken host.
-          if (setup_tried || run.running()) {
+          if (setup_tried || run.running() || pty.open()) {
             error = "a second setup";
             broken = true;
           } else if (!DecodeSetup(frame.payload, &root, &error)) {
@@ -298,12 +286,14 @@ int Serve(int port, EgressMux* egress) {
           break;
         case FrameType::kStdin:
           run.AddStdin(frame.payload);
+          pty.Input(frame.payload);
           break;
         case FrameType::kStdinEof:
           run.CloseStdin();
           break;
         case FrameType::kKill:
           run.Kill();
+          pty.Kill();
           break;
         default:
           break;  // the decoder only lets host frames through
@@ -312,6 +302,7 @@ int Serve(int port, EgressMux* egress) {
     if (broken || result == FrameDecoder::Result::kBad) {
       fprintf(stderr, "ccsandbox-agent: %s\n", error.c_str());
       run.Kill();
+      pty.Kill();
       return 1;
     }
   }
