@@ -159,6 +159,12 @@ grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,
   };
   const absl::Status status = guest->Exec(command, emit);
   unsubscribe();
+  // A guest the run saw die (a panic on its console, its hypervisor gone, a broken channel) is
+  // powered off by the runtime itself, so its hypervisor's end is not "by itself": say it here.
+  if (std::string cause; guest->State(&cause) == v1::SANDBOX_STATE_ERROR) {
+    spdlog::error("session {}: its microVM ended: {}", session_id, cause);
+    sessions_.Fail(session_id, absl::StrCat("its microVM ended: ", cause));
+  }
   const EventOutbox::Drain drained =
       outbox.Finish(config_.exec_stall_limit, [context] { return context->IsCancelled(); });
   if (context->IsCancelled() || client_gone) {
