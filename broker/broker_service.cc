@@ -10,12 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/kill_cause.h"
-#include "base/real_host_view.h"
 #include "broker/deny_scan.h"
 #include "broker/exec_relay.h"
+#include "broker/guest_plan.h"
 #include "broker/launcher_health.h"
-#include "broker/microvm/guest_layout.h"
-#include "policy/plan/bwrap_argv.h"
 #include "policy/plan/deny_sets.h"
 #include "policy/plan/filename_policy.h"
 #include "policy/plan/input_limits.h"
@@ -354,29 +352,14 @@ absl::Status BrokerService::StartSessionSandbox(const std::string& session_id) {
   };
   std::optional<microvm::GuestLayout> layout;
   if (microvm) {
-    // The guest's root: the sandbox's own view (system dirs, the session's binds, its deny
-    // sets) shared from inside it, where qemu sees the plan's mounts at their guest paths.
-    absl::StatusOr<microvm::GuestLayout> made =
-        microvm::GuestLayoutFromPlan(*plan, policy::DefaultSystemRoDirs(), RealHostView());
-    if (!made.ok()) {
-      return absl::Status(made.status().code(),
-                          absl::StrCat("backend: microvm: ", made.status().message()));
-    }
+    // The guest's root: the sandbox's own view shared from inside it; then what qemu needs.
+    absl::StatusOr<microvm::GuestLayout> made = GuestLayoutOf(*plan);
+    if (!made.ok()) return made.status();
     layout = *std::move(made);
-    // The guest's directory (its boot image and sockets) and the hypervisor's files, at the
-    // same paths: what qemu is given is what it finds. Not in the layout: never shared.
     absl::StatusOr<std::string> dir = config_.microvm_state->CreateSessionDir();
     if (!dir.ok()) return dir.status();
     state_dir = *dir;
-    v1::PlanMount* mount = plan->add_mounts();
-    mount->set_host_path(state_dir);
-    mount->set_guest_path(state_dir);
-    for (const std::string& file : config_.microvm_runtime->HostFiles()) {
-      mount = plan->add_mounts();
-      mount->set_host_path(file);
-      mount->set_guest_path(file);
-      mount->set_read_only(true);
-    }
+    AddHypervisorMounts(state_dir, config_.microvm_runtime->HostFiles(), *plan);
   }
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) {
     return absl::UnavailableError(reachable.error_message());

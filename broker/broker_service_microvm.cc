@@ -13,12 +13,10 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "base/event_outbox.h"
-#include "base/real_host_view.h"
 #include "broker/broker_service.h"
+#include "broker/guest_plan.h"
 #include "broker/launcher_hypervisor.h"
-#include "broker/microvm/guest_layout.h"
 #include "broker/microvm/probe_result.h"
-#include "policy/plan/bwrap_argv.h"
 #include "policy/plan/terminal_profile.h"
 #include "proto/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -31,13 +29,8 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
                                               const std::string& state_dir,
                                               microvm::GuestLayout layout) {
   // The hypervisor is a run of the session's sandbox: it brings only its own fields.
-  v1::LaunchPlan run;
-  run.set_run_id(absl::StrCat(NextRunId(session_id), "-microvm"));
-  run.set_session_id(session_id);
-  run.set_backend(v1::SANDBOX_BACKEND_NATIVE);
-  run.set_sandbox_id(sandbox_id);
-  run.set_workdir("/");
-  (*run.mutable_env())["PATH"] = "/usr/bin:/bin";
+  v1::LaunchPlan run =
+      HypervisorRun(absl::StrCat(NextRunId(session_id), "-microvm"), session_id, sandbox_id);
   microvm::GuestStart guest_start{
       .spec = start.spec,
       .state_dir = state_dir,
@@ -194,29 +187,15 @@ grpc::Status BrokerService::MicrovmTerminal(
   command.argv.assign(plan->argv().begin(), plan->argv().end());
   command.env.insert(plan->env().begin(), plan->env().end());
   command.workdir = plan->workdir();
-  absl::StatusOr<microvm::GuestLayout> layout =
-      microvm::GuestLayoutFromPlan(*plan, policy::DefaultSystemRoDirs(), RealHostView());
-  if (!layout.ok()) {
-    return ToGrpc(absl::Status(layout.status().code(),
-                               absl::StrCat("backend: microvm: ", layout.status().message())));
-  }
+  absl::StatusOr<microvm::GuestLayout> layout = GuestLayoutOf(*plan);
+  if (!layout.ok()) return ToGrpc(layout.status());
   absl::StatusOr<std::string> state_dir = config_.microvm_state->CreateSessionDir();
   if (!state_dir.ok()) return ToGrpc(state_dir.status());
   absl::Cleanup remove_state_dir = [&] { config_.microvm_state->RemoveSessionDir(*state_dir); };
   plan->clear_argv();
   const std::string sandbox_id = absl::StrCat(id, "-sandbox");
   plan->set_run_id(sandbox_id);
-  for (const std::string& path : {*state_dir}) {
-    v1::PlanMount* mount = plan->add_mounts();
-    mount->set_host_path(path);
-    mount->set_guest_path(path);
-  }
-  for (const std::string& file : config_.microvm_runtime->HostFiles()) {
-    v1::PlanMount* mount = plan->add_mounts();
-    mount->set_host_path(file);
-    mount->set_guest_path(file);
-    mount->set_read_only(true);
-  }
+  AddHypervisorMounts(*state_dir, config_.microvm_runtime->HostFiles(), *plan);
   if (grpc::Status reachable = AwaitLauncher(); !reachable.ok()) return reachable;
   absl::StatusOr<v1::SandboxLifecycle::Warm> warm =
       sandboxes_.Start(*launcher_.stub, *plan, [id](const std::string& why) {
@@ -232,13 +211,7 @@ grpc::Status BrokerService::MicrovmTerminal(
     absl::MutexLock lock(&write_mu);
     return stream->Write(out);
   };
-  v1::LaunchPlan hypervisor_run;
-  hypervisor_run.set_run_id(absl::StrCat(id, "-microvm"));
-  hypervisor_run.set_session_id(id);
-  hypervisor_run.set_backend(v1::SANDBOX_BACKEND_NATIVE);
-  hypervisor_run.set_sandbox_id(sandbox_id);
-  hypervisor_run.set_workdir("/");
-  (*hypervisor_run.mutable_env())["PATH"] = "/usr/bin:/bin";
+  v1::LaunchPlan hypervisor_run = HypervisorRun(absl::StrCat(id, "-microvm"), id, sandbox_id);
   microvm::GuestStart start{.state_dir = *state_dir,
                             .hypervisor = LauncherHypervisorStarter(
                                 *launcher_.stub, std::move(hypervisor_run),
