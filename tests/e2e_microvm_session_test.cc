@@ -277,6 +277,19 @@ TEST_P(MicrovmSessionTest, RunsInItsGuestWhoseHypervisorIsConfinedAndLeavesNothi
   run = Exec("vm1", {"sleep", "30"}, "", 1);
   EXPECT_EQ(run.killed, "timeout");
 
+  // Another caller's spec cannot bind the guests' files (every session's qemu sockets), not
+  // the root, not one session's directory inside it, not a directory holding it.
+  for (const std::string& path : {state_root_, StateDirs().front(), files_}) {
+    v1::SandboxSpec spy;
+    v1::SandboxBindMount* bind = spy.add_bind_mounts();
+    bind->set_host_path(path);
+    bind->set_guest_path(path);
+    v1::SandboxHandle refused;
+    const grpc::Status status = Launch("spy", &refused, spy);
+    EXPECT_FALSE(status.ok()) << path;
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "microVM")) << status.error_message();
+  }
+
   // Destroy powers the VM off: no hypervisor, no file.
   ASSERT_TRUE(Destroy("vm1").ok());
   EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(2))) << "the hypervisor outlived Destroy";
