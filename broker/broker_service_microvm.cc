@@ -56,6 +56,11 @@ absl::Status BrokerService::StartSessionGuest(const std::string& session_id,
             sessions_.Fail(session_id, cause);
           })};
   guest_start.layout = std::move(layout);
+  // A guest found hung while no run was open (a run's own end says it otherwise).
+  guest_start.lost = [this, session_id](const std::string& cause) {
+    spdlog::error("session {}: its microVM ended: {}", session_id, cause);
+    sessions_.Fail(session_id, absl::StrCat("its microVM ended: ", cause));
+  };
   // The guest's only way out: the session's proxies, as a native sandbox's.
   if (const std::optional<v1::EgressPlan> plan = egress_.PlanFor(session_id); plan.has_value()) {
     guest_start.egress = microvm::GuestEgress{.http_socket = plan->http_socket(),

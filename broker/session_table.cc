@@ -138,6 +138,7 @@ void SessionTable::Fail(const std::string& session_id, const std::string& reason
   auto it = Live(session_id);
   if (it == sessions_.end()) return;
   v1::SandboxHandle& handle = it->second.handle;
+  if (handle.state() == v1::SANDBOX_STATE_ERROR) return;
   handle.set_state(v1::SANDBOX_STATE_ERROR);
   handle.mutable_error()->set_code("UNAVAILABLE");
   handle.mutable_error()->set_message(absl::StrCat("the session's sandbox ended: ", reason));

@@ -57,7 +57,8 @@ class SessionTable {
   void SetSuspended(const std::string& session_id, bool suspended);
   // The session's counters so far (the handle's `usage` detail).
   void SetUsage(const std::string& session_id, const v1::SandboxUsage& usage);
-  // The session's sandbox ended by itself: state error, with `reason`.
+  // The session's sandbox ended by itself: state error, with `reason`. The first reason stays:
+  // what is seen first is the cause, later reports are its consequences.
   void Fail(const std::string& session_id, const std::string& reason);
   // Marks `run_id` in flight (state active) and returns what the plan needs. FAILED_PRECONDITION
   // for a session whose sandbox ended, is not warm yet, or is suspended.

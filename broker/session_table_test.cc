@@ -60,7 +60,8 @@ TEST(SessionTable, CreatedWarmThenErrorWhenItsSandboxEnds) {
   EXPECT_EQ(start->sandbox_id, "sbx");
   EXPECT_EQ(table.Plan("n")->sandbox_id, "sbx");
   table.Fail("n", "its init was killed");
-  table.EndRun("n", "r1");  // the run's end does not make it warm again
+  table.Fail("n", "its sandbox's run ended");  // a consequence: the first cause stays
+  table.EndRun("n", "r1");                     // the run's end does not make it warm again
   EXPECT_EQ(table.Get("n")->state(), v1::SANDBOX_STATE_ERROR);
   EXPECT_EQ(table.Get("n")->error().message(), "the session's sandbox ended: its init was killed");
   auto refused = table.BeginRun("n", "r2");

@@ -140,6 +140,28 @@ TEST_F(QemuRuntimeTest, OneGuestRunsCommandsAndStopLeavesNothing) {
   EXPECT_EQ(slow.killed, "timeout");
   EXPECT_FALSE(slow.exit_code.has_value());
 
+  // No survivor: the run ends when its main process does, though background jobs (one in its
+  // own session) hold its stdout open; the rest of the guest is killed and reaped before the
+  // exit goes out, as a native run's reaper does.
+  const absl::Time bg_start = absl::Now();
+  GuestRun background =
+      Exec(guest, {.argv = {"sh", "-c", "sleep 1000 & setsid sleep 1001 & echo started"},
+                   .timeout = absl::Seconds(60)});
+  EXPECT_EQ(background.exit_code, 0) << background.killed;
+  EXPECT_EQ(background.out, "started\n");
+  std::cout << "a run leaving two background jobs ended in " << absl::Now() - bg_start << std::endl;
+  GuestRun survivors =
+      Exec(guest, {.argv = {"sh", "-c",
+                            "for p in /proc/[0-9]*; do c=$(cat $p/comm 2>/dev/null); "
+                            "[ \"$c\" = sleep ] && echo \"${p#/proc/} $c\"; done; true"}});
+  EXPECT_EQ(survivors.out, "") << "processes outlived their run";
+  // Orphans the agent inherits during a run are reaped: none is left a zombie.
+  GuestRun zombies =
+      Exec(guest, {.argv = {"sh", "-c",
+                            "(sleep 0.2 &); sleep 2.5; grep -l '^State:.*Z' /proc/[0-9]*/status "
+                            "2>/dev/null; true"}});
+  EXPECT_EQ(zombies.out, "") << "an orphan was left a zombie";
+
   // No network device in the guest: only the loopback exists.
   GuestRun net = Exec(guest, {.argv = {"ls", "/sys/class/net"}});
   EXPECT_EQ(net.out, "lo\n");
@@ -173,6 +195,66 @@ TEST_F(QemuRuntimeTest, APanickedGuestIsInErrorWithTheCause) {
   EXPECT_EQ((*started)->State(&cause), v1::SANDBOX_STATE_ERROR);
   EXPECT_THAT(cause, ::testing::HasSubstr("the guest panicked")) << cause;
   started->reset();  // the destructor stops it too
+  EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
+}
+
+// A guest that hangs without panicking or exiting (here: its qemu stopped) is found out: idle,
+// by the runtime's watchdog (the session is told); during a run, by the run itself.
+TEST_F(QemuRuntimeTest, AHungGuestIsInErrorWithTheCause) {
+  config_.answer_timeout = absl::Seconds(3);
+  QemuRuntime runtime(config_);
+  std::mutex mu;
+  std::vector<std::string> lost;
+  absl::StatusOr<std::unique_ptr<Guest>> idle =
+      runtime.Start({.lost = [&](const std::string& cause) {
+        std::lock_guard<std::mutex> lock(mu);
+        lost.push_back(cause);
+      }});
+  ASSERT_TRUE(idle.ok()) << idle.status();
+  const int idle_pid = Exec(**idle, {.argv = {"true"}}).hypervisor_pid;
+  ASSERT_GT(idle_pid, 0);
+  // Still answering after several questions' worth of idle time.
+  absl::SleepFor(absl::Seconds(4));
+  std::string cause;
+  EXPECT_EQ((*idle)->State(&cause), v1::SANDBOX_STATE_WARM) << cause;
+  ASSERT_EQ(kill(idle_pid, SIGSTOP), 0);
+  const absl::Time stopped = absl::Now();
+  while ((*idle)->State(&cause) != v1::SANDBOX_STATE_ERROR &&
+         absl::Now() < stopped + absl::Seconds(60)) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ((*idle)->State(&cause), v1::SANDBOX_STATE_ERROR);
+  EXPECT_THAT(cause, ::testing::HasSubstr("the guest stopped answering")) << cause;
+  std::cout << "an idle hung guest found after " << absl::Now() - stopped << std::endl;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(lost.size(), 1u);
+    EXPECT_THAT(lost[0], ::testing::HasSubstr("the guest stopped answering"));
+  }
+  EXPECT_EQ(kill(idle_pid, 0), -1) << "a hung guest's qemu was left running";
+
+  absl::StatusOr<std::unique_ptr<Guest>> busy = runtime.Start({});
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  int busy_pid = 0;
+  std::string detail;
+  const absl::Status status =
+      (*busy)->Exec({.argv = {"sleep", "1000"}}, [&](const v1::SandboxEvent& event) {
+        if (event.has_ready()) {
+          busy_pid = event.ready().pid();
+          kill(busy_pid, SIGSTOP);
+        }
+        if (event.has_killed()) {
+          detail = event.killed().reason() + ": " + event.killed().detail();
+        }
+        return true;
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(detail, ::testing::StartsWith("sandbox-ended: the guest stopped answering"));
+  EXPECT_EQ((*busy)->State(&cause), v1::SANDBOX_STATE_ERROR);
+  EXPECT_GT(busy_pid, 0);
+  EXPECT_EQ(kill(busy_pid, 0), -1) << "a hung guest's qemu was left running";
+  idle->reset();
+  busy->reset();
   EXPECT_THAT(Entries(config_.state_root), ::testing::IsEmpty());
 }
 

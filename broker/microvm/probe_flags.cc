@@ -37,6 +37,10 @@ ABSL_FLAG(std::string, microvm_state_dir, "",
           "where each microVM session's files (boot image, agent socket) go, one directory per "
           "session bound into that session's sandbox only; emptied at boot (default: "
           "$XDG_RUNTIME_DIR/ccsandbox-microvm, else /tmp/ccsandbox-microvm-UID)");
+ABSL_FLAG(absl::Duration, microvm_answer_timeout, absl::Seconds(30),
+          "a microVM session's guest whose agent leaves the broker's liveness question "
+          "unanswered this long (asked every third of it) is hung: powered off, the session in "
+          "error with the cause");
 ABSL_FLAG(absl::Duration, microvm_boot_timeout, absl::Seconds(10),
           "a probe boot that has not printed its marker after this long is killed and counts as "
           "failed (per accelerator tried)");
@@ -126,6 +130,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> RuntimeFromFlags(const MicrovmProbe& pr
         "session's sandbox, which has no /dev/kvm",
         config.accel);
     config.accel = "tcg";
+  }
+  config.answer_timeout = absl::GetFlag(FLAGS_microvm_answer_timeout);
+  if (config.answer_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--microvm-answer-timeout: must be positive");
   }
   config.state_root = MicrovmStateRoot();
   spdlog::info("microVM sessions: {} under {} ({}), image {}, agent {}, files under {}",

@@ -11,12 +11,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -24,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "base/unique_fd.h"
 #include "broker/microvm/agent_frame.h"
+#include "broker/microvm/agent_liveness.h"
 #include "broker/microvm/boot_image.h"
 #include "broker/microvm/egress_bridge.h"
 #include "broker/microvm/egress_frame.h"
@@ -220,11 +224,15 @@ class AgentChannel {
 class QemuGuest : public Guest, private TerminalAgent {
  public:
   QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
-            std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress)
+            std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress,
+            absl::Duration answer_timeout, std::function<void(const std::string&)> lost)
       : dir_(std::move(dir)),
         process_(std::move(process)),
         channel_(std::move(channel)),
-        egress_(std::move(egress)) {}
+        egress_(std::move(egress)),
+        liveness_(answer_timeout),
+        lost_(std::move(lost)),
+        watchdog_([this] { Watch(); }) {}
   ~QemuGuest() override { Stop(absl::ZeroDuration()).IgnoreError(); }
 
   absl::Status Exec(const GuestCommand& command,
@@ -271,6 +279,13 @@ class QemuGuest : public Guest, private TerminalAgent {
       cause_ = EndCause(*process_, ended);
     }
   }
+  // The channel pumped for up to `wait`, and the guest asked whether it still answers
+  // (AgentLiveness; held: exec_mu_): false, and why, when the channel broke or the guest hung.
+  bool PumpAgent(absl::Duration wait, std::vector<Frame>* frames, std::string* error,
+                 int wake_fd = -1);
+  // While no run is open (a run's loop asks itself), asks the idle guest whether it answers; a
+  // guest that hung is powered off, in error, and `lost_` told.
+  void Watch();
   // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
   void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit);
   // Powers off a guest that went away mid-run (unless it is already down) and puts it in error
@@ -287,7 +302,8 @@ class QemuGuest : public Guest, private TerminalAgent {
   std::string Lost(const std::string& why) override { return MarkLost(why); }
   void Release() override;
 
-  std::mutex exec_mu_;  // one run at a time; Stop waits for it
+  // One run at a time (and the watchdog between runs); Stop waits for it.
+  std::timed_mutex exec_mu_;
   mutable std::mutex mu_;
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<Hypervisor> process_;    // guarded by mu_ while a run may be open
@@ -298,7 +314,60 @@ class QemuGuest : public Guest, private TerminalAgent {
   mutable bool panicked_ = false;
   mutable v1::SandboxState state_ = v1::SANDBOX_STATE_WARM;
   mutable std::string cause_;
+  AgentLiveness liveness_;  // guarded by exec_mu_
+  std::function<void(const std::string&)> lost_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::thread watchdog_;  // last: started once the rest is built
 };
+
+// How long a run waits for the watchdog's moment on the channel before it is refused as a
+// second run.
+constexpr std::chrono::milliseconds kRunLockWait{500};
+
+bool QemuGuest::PumpAgent(absl::Duration wait, std::vector<Frame>* frames, std::string* error,
+                          int wake_fd) {
+  if (liveness_.AskNow(absl::Now())) channel_->Queue(FrameType::kHello, "");
+  const absl::Time before = absl::Now();
+  if (!channel_->Pump(wait, frames, error, wake_fd)) return false;
+  const absl::Time after = absl::Now();
+  return liveness_.Heard(after - before, frames, after, error);
+}
+
+void QemuGuest::Watch() {
+  absl::Time last = absl::Now();
+  std::unique_lock<std::mutex> watch_lock(watch_mu_);
+  while (!watch_cv_.wait_for(watch_lock, std::chrono::milliseconds(500),
+                             [this] { return stopping_.load(); })) {
+    std::unique_lock<std::timed_mutex> run_lock(exec_mu_, std::try_to_lock);
+    const absl::Time now = absl::Now();
+    // An idle guest's answer waits in the socket until read: all the time since counts.
+    const absl::Duration waited = now - last;
+    last = now;
+    if (!run_lock.owns_lock()) continue;  // a run or terminal asks while it goes
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      NoticeEndLocked();
+      if (state_ != v1::SANDBOX_STATE_WARM) {
+        if (state_ == v1::SANDBOX_STATE_ERROR) return;  // nothing left to watch
+        continue;
+      }
+    }
+    if (liveness_.AskNow(now)) channel_->Queue(FrameType::kHello, "");
+    std::vector<Frame> frames;
+    std::string error;
+    if (channel_->Pump(absl::ZeroDuration(), &frames, &error) &&
+        liveness_.Heard(waited, &frames, now, &error)) {
+      continue;
+    }
+    if (stopping_) return;
+    const std::string cause = MarkLost(error);
+    run_lock.unlock();
+    watch_lock.unlock();
+    if (lost_) lost_(cause);
+    return;
+  }
+}
 
 std::string QemuGuest::MarkLost(const std::string& why) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -317,7 +386,7 @@ std::string QemuGuest::MarkLost(const std::string& why) {
 }
 
 absl::Status QemuGuest::Acquire() {
-  if (!exec_mu_.try_lock()) {
+  if (!exec_mu_.try_lock_for(kRunLockWait)) {
     return absl::FailedPreconditionError(
         "backend: microvm: one run at a time in a microVM session, and another is in progress");
   }
@@ -339,7 +408,7 @@ bool QemuGuest::Pump(absl::Duration wait, int wake_fd, std::vector<Frame>* frame
     *error = "stopped";
     return false;
   }
-  if (!channel_->Pump(wait, frames, error, wake_fd)) return false;
+  if (!PumpAgent(wait, frames, error, wake_fd)) return false;
   std::lock_guard<std::mutex> lock(mu_);
   NoticeEndLocked();  // a panic or the hypervisor's end
   if (state_ != v1::SANDBOX_STATE_ERROR) return true;
@@ -368,7 +437,7 @@ void QemuGuest::GuestLost(const std::string& why,
 absl::Status QemuGuest::Exec(const GuestCommand& command,
                              const std::function<bool(const v1::SandboxEvent&)>& emit) {
   if (command.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  std::unique_lock<std::mutex> run_lock(exec_mu_, std::try_to_lock);
+  std::unique_lock<std::timed_mutex> run_lock(exec_mu_, kRunLockWait);
   if (!run_lock.owns_lock()) {
     return absl::FailedPreconditionError(
         "backend: microvm: one run at a time in a microVM session, and another is in progress");
@@ -417,7 +486,7 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
     }
     std::vector<Frame> frames;
     std::string error;
-    if (stopping_ || !channel_->Pump(absl::Milliseconds(100), &frames, &error)) {
+    if (stopping_ || !PumpAgent(absl::Milliseconds(100), &frames, &error)) {
       GuestLost(stopping_ ? "stopped" : error, emit);
       return absl::OkStatus();
     }
@@ -474,7 +543,7 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
           return absl::OkStatus();
         }
         default:
-          continue;  // kHelloReply: a late answer, nothing to report
+          continue;  // nothing else is a run's
       }
       if (wanted) wanted = emit(event);
     }
@@ -482,14 +551,19 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
 }
 
 absl::Status QemuGuest::Stop(absl::Duration grace) {
-  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> watch_lock(watch_mu_);
+    stopping_ = true;
+  }
+  watch_cv_.notify_all();
+  if (watchdog_.joinable() && watchdog_.get_id() != std::this_thread::get_id()) watchdog_.join();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
     // SIGTERM: qemu powers the VM off and exits; a run in progress sees its channel close.
     process_->PowerOff();
   }
-  std::lock_guard<std::mutex> run_lock(exec_mu_);
+  std::lock_guard<std::timed_mutex> run_lock(exec_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == v1::SANDBOX_STATE_DESTROYED) return absl::OkStatus();
   process_->WaitUntil(absl::Now() + grace);
@@ -598,8 +672,9 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
         return failed("the agent did not answer the setup");
       }
       if (hello && (layout == nullptr || frame.type == FrameType::kSetupDone)) {
-        return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
-            std::move(dir), std::move(process), std::move(channel), std::move(egress)));
+        return std::unique_ptr<Guest>(
+            std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel),
+                                        std::move(egress), config_.answer_timeout, start.lost));
       }
     }
     if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");

@@ -29,6 +29,9 @@ struct QemuRuntimeConfig {
   std::string accel = "tcg";
   int memory_mib = 256;
   absl::Duration boot_timeout = absl::Seconds(30);  // qemu started to the agent's answer
+  // A guest whose agent leaves a question unanswered this long is hung (agent_liveness.h):
+  // powered off and in error. Zero: never asked.
+  absl::Duration answer_timeout = absl::Seconds(30);
   std::string state_root = "/tmp";  // each guest's files: a fresh directory under it
 };
 

@@ -106,6 +106,10 @@ struct GuestStart {
   std::optional<GuestLayout> layout;
   // Unset: the guest has no egress port and no way out at all.
   std::optional<GuestEgress> egress;
+  // Called once, from a thread of the runtime's, with the cause, when the guest is found hung
+  // while no run is open (it is then in error and powered off); a run or terminal open at the
+  // time ends with the cause instead. May be empty.
+  std::function<void(const std::string& cause)> lost;
 };
 
 // Boots guests. One per broker, built from the microVM probe's configuration.

@@ -1,9 +1,9 @@
 // The in-guest agent (docs/microvm.md): PID 1's last act is to exec it. It opens the
-// virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run or
-// terminal (guest_pty.h) at a time, its stdio relayed as frames, its exit reported. A bad frame
-// ends the agent, and with it the guest (it is PID 1): a broken stream is never guessed at.
-// When the kernel line asks for it, the same loop serves the egress port (egress_mux.h): the
-// guest's only way out.
+// virtio-serial port named argv[1] and serves the host's frames (agent_frame.h): one run
+// (guest_run.h) or terminal (guest_pty.h) at a time, its stdio relayed as frames, its exit
+// reported. A bad frame ends the agent, and with it the guest (it is PID 1): a broken stream is
+// never guessed at. When the kernel line asks for it, the same loop serves the egress port
+// (egress_mux.h): the guest's only way out.
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +22,7 @@
 #include "broker/microvm/agent/egress_mux.h"
 #include "broker/microvm/agent/guest_pty.h"
 #include "broker/microvm/agent/guest_root.h"
+#include "broker/microvm/agent/guest_run.h"
 #include "broker/microvm/agent/guest_spawn.h"
 #include "broker/microvm/agent_frame.h"
 #include "broker/microvm/guest_setup.h"
@@ -54,117 +55,6 @@ void Send(int port, FrameType type, const std::string& payload) {
   WriteAll(port, EncodeFrame(type, payload));
 }
 
-class Run {
- public:
-  bool running() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
-
-  // Starts `request` in the guest's root (`root`: the setup applied, or null before one);
-  // false (and why) when it could not (entering the root, chdir, exec).
-  bool Start(const ExecRequest& request, const GuestSetup* root, std::string* error) {
-    int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-      *error = std::string("pipe: ") + strerror(errno);
-      return false;
-    }
-    const pid_t pid = SpawnInGuest(
-        request, root,
-        [&] {
-          setsid();
-          dup2(in[0], 0);
-          dup2(out[1], 1);
-          dup2(err[1], 2);
-        },
-        error);
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    if (pid < 0) {
-      close(in[1]);
-      close(out[0]);
-      close(err[0]);
-      return false;
-    }
-    pid_ = pid;
-    stdin_ = in[1];
-    stdout_ = out[0];
-    stderr_ = err[0];
-    fcntl(stdin_, F_SETFL, O_NONBLOCK);
-    return true;
-  }
-
-  void Kill() {
-    if (pid_ > 0) kill(-pid_, SIGKILL);
-  }
-  void AddStdin(const std::string& bytes) {
-    if (stdin_ >= 0) pending_ += bytes;
-  }
-  void CloseStdin() {
-    stdin_eof_ = true;
-    FlushStdin();
-  }
-
-  // The fds to poll: the port first, then this run's.
-  void Fill(std::vector<pollfd>* fds) {
-    if (stdout_ >= 0) fds->push_back({stdout_, POLLIN, 0});
-    if (stderr_ >= 0) fds->push_back({stderr_, POLLIN, 0});
-    if (stdin_ >= 0 && !pending_.empty()) fds->push_back({stdin_, POLLOUT, 0});
-  }
-
-  void Handle(const pollfd& p, int port) {
-    if (p.revents == 0) return;
-    if (p.fd == stdin_) {
-      FlushStdin();
-      return;
-    }
-    char buffer[65536];
-    const ssize_t n = read(p.fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) return;
-    if (n <= 0) {
-      close(p.fd);
-      (p.fd == stdout_ ? stdout_ : stderr_) = -1;
-      return;
-    }
-    Send(port, p.fd == stdout_ ? FrameType::kStdout : FrameType::kStderr, std::string(buffer, n));
-  }
-
-  // Once both outputs are closed: reports the exit when the process has ended.
-  void MaybeFinish(int port) {
-    if (pid_ <= 0 || stdout_ >= 0 || stderr_ >= 0) return;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) != pid_) return;
-    const int32_t code = WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
-    if (stdin_ >= 0) close(stdin_);
-    *this = Run();
-    Send(port, FrameType::kExit, EncodeU32(static_cast<uint32_t>(code)));
-  }
-
-  bool outputs_open() const { return stdout_ >= 0 || stderr_ >= 0; }
-
- private:
-  void FlushStdin() {
-    while (stdin_ >= 0 && !pending_.empty()) {
-      const ssize_t n = write(stdin_, pending_.data(), pending_.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return;
-      if (n <= 0) {  // the run closed its stdin: what is left is dropped
-        pending_.clear();
-        break;
-      }
-      pending_.erase(0, n);
-    }
-    if (stdin_eof_ && pending_.empty() && stdin_ >= 0) {
-      close(stdin_);
-      stdin_ = -1;
-    }
-  }
-
-  pid_t pid_ = -1;
-  int stdin_ = -1, stdout_ = -1, stderr_ = -1;
-  std::string pending_;
-  bool stdin_eof_ = false;
-};
-
 // The egress mux when the host gave the guest an egress port (the kernel line says so);
 // nullptr (and why on stderr) otherwise: the guest then has no way out at all.
 std::unique_ptr<EgressMux> StartEgress() {
@@ -187,7 +77,7 @@ std::unique_ptr<EgressMux> StartEgress() {
 
 int Serve(int port, EgressMux* egress) {
   FrameDecoder decoder(FrameSide::kFromHost);
-  Run run;
+  GuestRun run;
   GuestPty pty;
   const GuestPty::Send send = [port](FrameType type, const std::string& payload) {
     Send(port, type, payload);
@@ -202,8 +92,7 @@ int Serve(int port, EgressMux* egress) {
     pty.Fill(&fds);
     const size_t egress_at = fds.size();
     if (egress != nullptr) egress->Fill(&fds);
-    // Outputs closed but the process not yet reaped: look again soon.
-    int timeout = run.running() && !run.outputs_open() ? 20 : -1;
+    int timeout = run.PollTimeoutMs();
     const int egress_timeout = egress != nullptr ? egress->TimeoutMs() : -1;
     if (egress_timeout >= 0 && (timeout < 0 || egress_timeout < timeout)) timeout = egress_timeout;
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return 1;
