@@ -196,7 +196,9 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
 // Probes the host once and logs the one boot line (with `microvm_line` when not empty).
 void ProbeAndLogBootLine(BrokerConfig& config, const std::string& microvm_line) {
   const char* path_env = getenv("PATH");
-  config.host.probe = policy::EvaluateProbe(GatherHostFacts(path_env ? path_env : ""));
+  const policy::HostFacts facts = GatherHostFacts(path_env ? path_env : "");
+  config.host.probe = policy::EvaluateProbe(facts);
+  config.egress_listeners = EgressListenersFor(facts.os);
   config.status_line = policy::BootLine(config.host.probe, config.host.sandbox_enabled);
   if (config.host.sandbox_enabled && config.host.probe.available()) {
     // Whether writable Linux runs can have their filename-pattern denies is the launcher's
