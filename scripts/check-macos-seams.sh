@@ -21,7 +21,7 @@ echo "kept on macOS: $(echo $kept | tr '\n' ' ')"
 skipped="//launcher:sandbox_process //launcher:seccomp_baseline //launcher:bind_stage
   //launcher:idmap_userns //launcher/create_guard:supervisor //launcher/create_guard:landlock
   //launcher/shim:net_bridge //launcher/cgroups:cgroup //launcher:sandbox_launcherd
-  //launcher/macos:seatbelt_launch //launcher/macos:log_stream_monitor"
+  //launcher/macos:seatbelt_launch //launcher/macos:log_stream_monitor //launcher/macos:seatbelt_run"
 for target in $skipped; do
   # shellcheck disable=SC2086
   if bazel build $flags "$target" 2>&1 | grep -q "didn't satisfy constraint"; then
