@@ -45,7 +45,7 @@ absl::StatusOr<std::unique_ptr<LogStreamMonitor>> LogStreamMonitor::Start(
   monitor->wake_write_ = UniqueFd(fds[1]);
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
   fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> stream = monitor->Spawn();
+  absl::StatusOr<std::unique_ptr<SpawnedProcess>> stream = monitor->Spawn();
   if (!stream.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("log stream: cannot start ", monitor->options_.command[0], ": ",
@@ -67,12 +67,11 @@ LogStreamMonitor::~LogStreamMonitor() {
   if (reader_.joinable()) reader_.join();
 }
 
-absl::StatusOr<std::unique_ptr<SandboxProcess>> LogStreamMonitor::Spawn() const {
-  ProcessSpec spec;
-  spec.executable = options_.command[0];
-  spec.argv = options_.command;
-  spec.envp = {"PATH=/usr/bin:/bin:/usr/sbin:/sbin"};
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> stream = SandboxProcess::Spawn(spec);
+absl::StatusOr<std::unique_ptr<SpawnedProcess>> LogStreamMonitor::Spawn() const {
+  absl::StatusOr<std::unique_ptr<SpawnedProcess>> stream =
+      SpawnedProcess::Spawn({.executable = options_.command[0],
+                             .argv = options_.command,
+                             .envp = {"PATH=/usr/bin:/bin:/usr/sbin:/sbin"}});
   if (stream.ok()) (*stream)->CloseStdin();
   return stream;
 }
@@ -126,7 +125,7 @@ void LogStreamMonitor::HandleLine(const std::string& line) {
   Deliver(monitor_.Feed(line));
 }
 
-bool LogStreamMonitor::ReadStream(SandboxProcess& stream, std::string& partial, bool& skipping) {
+bool LogStreamMonitor::ReadStream(SpawnedProcess& stream, std::string& partial, bool& skipping) {
   char buf[65536];
   const ssize_t n = read(stream.stdout_fd(), buf, sizeof(buf));
   if (n < 0) return errno == EINTR || errno == EAGAIN;
@@ -150,7 +149,7 @@ bool LogStreamMonitor::ReadStream(SandboxProcess& stream, std::string& partial, 
   return true;
 }
 
-void LogStreamMonitor::StreamEnded(SandboxProcess& stream) {
+void LogStreamMonitor::StreamEnded(SpawnedProcess& stream) {
   stream.SignalGroup(SIGKILL);  // its stdout closed: whatever is left of it is of no use
   const std::string why =
       absl::StrCat(options_.command[0], " ended (", DescribeEnd(stream.Reap()),
@@ -170,10 +169,10 @@ bool LogStreamMonitor::WaitForStop(absl::Duration timeout) {
 }
 
 void LogStreamMonitor::Reader() {
-  std::unique_ptr<SandboxProcess> stream = std::move(first_stream_);
+  std::unique_ptr<SpawnedProcess> stream = std::move(first_stream_);
   for (;;) {
     if (stream == nullptr) {
-      absl::StatusOr<std::unique_ptr<SandboxProcess>> started = Spawn();
+      absl::StatusOr<std::unique_ptr<SpawnedProcess>> started = Spawn();
       if (!started.ok()) {
         const std::string why =
             absl::StrCat("cannot restart ", options_.command[0], ": ", started.status().message());

@@ -13,8 +13,8 @@
 // `on_stream_end`, and it is started again after `restart_delay`; denials logged meanwhile are
 // lost, which the report says. Threads: one reader thread; sinks are called on it, under the
 // monitor's lock (keep them short: queue the event), never after RemoveRun returns.
-// NOT RUN ON A MAC: the stream process is a SandboxProcess (a pidfd: Linux); tested on Linux
-// with stand-in `log` commands printing the corpus lines (the command is an option).
+// NOT RUN ON A MAC: tested on Linux with stand-in `log` commands printing the corpus lines (the
+// command is an option).
 #ifndef CCSANDBOX_LAUNCHER_MACOS_LOG_STREAM_MONITOR_H_
 #define CCSANDBOX_LAUNCHER_MACOS_LOG_STREAM_MONITOR_H_
 
@@ -30,7 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/unique_fd.h"
-#include "launcher/sandbox_process.h"
+#include "launcher/macos/spawned_process.h"
 #include "policy/violations/seatbelt_monitor.h"
 #include "proto/sandbox.pb.h"
 
@@ -73,11 +73,11 @@ class LogStreamMonitor {
   explicit LogStreamMonitor(LogStreamOptions options);
   void Reader();
   // Reads what the stream has; false at its end.
-  bool ReadStream(SandboxProcess& stream, std::string& partial, bool& skipping);
+  bool ReadStream(SpawnedProcess& stream, std::string& partial, bool& skipping);
   void HandleLine(const std::string& line);
   void Deliver(const std::vector<policy::RunViolation>& events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> Spawn() const;
-  void StreamEnded(SandboxProcess& stream);
+  absl::StatusOr<std::unique_ptr<SpawnedProcess>> Spawn() const;
+  void StreamEnded(SpawnedProcess& stream);
   bool WaitForStop(absl::Duration timeout);  // true when asked to stop
 
   const LogStreamOptions options_;
@@ -89,7 +89,7 @@ class LogStreamMonitor {
   uint64_t lines_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t stream_ends_ ABSL_GUARDED_BY(mu_) = 0;
 
-  std::unique_ptr<SandboxProcess> first_stream_;  // Start's, handed to the reader
+  std::unique_ptr<SpawnedProcess> first_stream_;  // Start's, handed to the reader
   std::thread reader_;
 };
 

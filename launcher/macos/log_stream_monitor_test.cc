@@ -72,12 +72,9 @@ class LogStreamMonitorTest : public ::testing::Test {
     ASSERT_EQ(write(fd_.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
 
-  static std::unique_ptr<SandboxProcess> Child(const std::string& script) {
-    ProcessSpec spec;
-    spec.executable = "/bin/sh";
-    spec.argv = {"sh", "-c", script};
-    spec.envp = {"PATH=/usr/bin:/bin"};
-    absl::StatusOr<std::unique_ptr<SandboxProcess>> child = SandboxProcess::Spawn(spec);
+  static std::unique_ptr<SpawnedProcess> Child(const std::string& script) {
+    absl::StatusOr<std::unique_ptr<SpawnedProcess>> child = SpawnedProcess::Spawn(
+        {.executable = "/bin/sh", .argv = {"sh", "-c", script}, .envp = {"PATH=/usr/bin:/bin"}});
     EXPECT_TRUE(child.ok()) << child.status();
     return child.ok() ? *std::move(child) : nullptr;
   }
@@ -88,8 +85,8 @@ class LogStreamMonitorTest : public ::testing::Test {
 
 TEST_F(LogStreamMonitorTest, DenialsReachTheirRunFoldedWithoutNoiseAndNothingAfterRemoval) {
   // Run 1: a shell (the root) with a grandchild; run 2: a lone process.
-  std::unique_ptr<SandboxProcess> root1 = Child("sleep 1000 & echo $!; wait");
-  std::unique_ptr<SandboxProcess> root2 = Child("exec sleep 1000");
+  std::unique_ptr<SpawnedProcess> root1 = Child("sleep 1000 & echo $!; wait");
+  std::unique_ptr<SpawnedProcess> root2 = Child("exec sleep 1000");
   ASSERT_TRUE(root1 != nullptr && root2 != nullptr);
   std::string first_line;
   char c;
@@ -145,7 +142,7 @@ TEST_F(LogStreamMonitorTest, DenialsReachTheirRunFoldedWithoutNoiseAndNothingAft
 }
 
 TEST_F(LogStreamMonitorTest, AStormIsDeliveredWhenItsWindowEnds) {
-  std::unique_ptr<SandboxProcess> root = Child("exec sleep 1000");
+  std::unique_ptr<SpawnedProcess> root = Child("exec sleep 1000");
   ASSERT_TRUE(root != nullptr);
   LogStreamOptions options;
   options.command = {"/usr/bin/tail", "-n", "+1", "-f", log_};
@@ -164,7 +161,7 @@ TEST_F(LogStreamMonitorTest, AStormIsDeliveredWhenItsWindowEnds) {
 }
 
 TEST_F(LogStreamMonitorTest, AStreamThatEndsIsReportedReapedAndRestarted) {
-  std::unique_ptr<SandboxProcess> root = Child("exec sleep 1000");
+  std::unique_ptr<SpawnedProcess> root = Child("exec sleep 1000");
   ASSERT_TRUE(root != nullptr);
   Print(CorpusLine("denial", "file-write-unlink", root->pid()));
   absl::Mutex mu;

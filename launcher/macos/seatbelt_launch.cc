@@ -57,12 +57,11 @@ absl::StatusOr<SeatbeltLaunched> LaunchSeatbelt(const std::string& run_id,
   absl::StatusOr<SeatbeltExec> exec = RenderSeatbeltExec(run, options.sandbox_exec);
   if (!exec.ok()) return exec.status();
   if (absl::Status written = WriteNew(run.profile_path, profile); !written.ok()) return written;
-  ProcessSpec spec;
-  spec.executable = exec->executable;
-  spec.argv = std::move(exec->argv);
-  spec.envp = std::move(exec->envp);
-  spec.cwd = std::move(exec->cwd);
-  absl::StatusOr<std::unique_ptr<SandboxProcess>> process = SandboxProcess::Spawn(spec);
+  absl::StatusOr<std::unique_ptr<SpawnedProcess>> process =
+      SpawnedProcess::Spawn({.executable = exec->executable,
+                             .argv = std::move(exec->argv),
+                             .envp = std::move(exec->envp),
+                             .cwd = std::move(exec->cwd)});
   if (!process.ok()) return process.status();
   return SeatbeltLaunched{.process = *std::move(process), .profile_path = run.profile_path};
 }

@@ -1,7 +1,7 @@
 // The macOS spawn, kept tiny: writes the run's profile to a kept file (its path is the handle's
 // `seatbeltProfile` detail, for diagnostics) and spawns `sandbox-exec -f FILE -- ARGV` as the
-// run's root process through the launcher's SandboxProcess (own process group, piped stdio; the
-// run supervisor drives it like any other run). Only a macOS launcher selects it: the probe says
+// run's root process (a SpawnedProcess: its own session and process group, piped stdio; the run
+// supervisor drives it like any other run). Only a macOS launcher selects it: the probe says
 // the native backend is unavailable wherever /usr/bin/sandbox-exec is missing.
 //
 //   absl::StatusOr<SeatbeltLaunched> run = LaunchSeatbelt(run_id, profile, seatbelt_run,
@@ -9,9 +9,8 @@
 //   monitor.AddRun(run_id, run->process->pid());  // the denials' root pid (log_stream_monitor.h)
 //
 // sandbox-exec applies the profile and then execs the command, so the root pid is the command's.
-// NOT RUN ON A MAC: SandboxProcess waits on a pidfd (Linux); a macOS build needs its exit_fd
-// from kqueue (EVFILT_PROC) — not built yet. On Linux this is tested with a stand-in
-// `sandbox-exec` (testdata/fake_sandbox_exec.sh) that checks our plumbing, not Seatbelt.
+// NOT RUN ON A MAC. On Linux this is tested with a stand-in `sandbox-exec`
+// (testdata/fake_sandbox_exec.sh) that checks our plumbing, not Seatbelt.
 #ifndef CCSANDBOX_LAUNCHER_MACOS_SEATBELT_LAUNCH_H_
 #define CCSANDBOX_LAUNCHER_MACOS_SEATBELT_LAUNCH_H_
 
@@ -20,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "launcher/macos/seatbelt_exec.h"
-#include "launcher/sandbox_process.h"
+#include "launcher/macos/spawned_process.h"
 
 namespace ccsandbox::launcher::macos {
 
@@ -31,14 +30,14 @@ struct SeatbeltLaunchOptions {
 };
 
 struct SeatbeltLaunched {
-  std::unique_ptr<SandboxProcess> process;  // the run's root: sandbox-exec, then the command
+  std::unique_ptr<SpawnedProcess> process;  // the run's root: sandbox-exec, then the command
   std::string profile_path;
 };
 
 // Writes `profile` to <profile_dir>/<run_id>.sb (0600, never over an existing file or through a
 // symlink: ALREADY_EXISTS) and spawns the run. `run.profile_path` is set here. INVALID_ARGUMENT
 // for a run id that is not a plain name, or from RenderSeatbeltExec; the spawn's own errors
-// as SandboxProcess::Spawn gives them. The profile stays on disk whatever happens.
+// as SpawnedProcess::Spawn gives them. The profile stays on disk whatever happens.
 absl::StatusOr<SeatbeltLaunched> LaunchSeatbelt(const std::string& run_id,
                                                 const std::string& profile, SeatbeltRun run,
                                                 const SeatbeltLaunchOptions& options);

@@ -70,7 +70,7 @@ TEST_F(SeatbeltLaunchTest, SpawnsTheRenderedExecWithTheKeptProfileAsTheRunsRoot)
   setenv("SECRET", "the launcher's own environment", 1);  // never inherited
   absl::StatusOr<SeatbeltLaunched> launched = LaunchSeatbelt("run-1", profile_, run_, options_);
   ASSERT_TRUE(launched.ok()) << launched.status();
-  SandboxProcess& process = *launched->process;
+  SpawnedProcess& process = *launched->process;
   const std::string out = ReadAll(process.stdout_fd());
   const std::string err = ReadAll(process.stderr_fd());
   absl::StatusOr<int> status = process.Reap();

@@ -29,7 +29,7 @@ class SeatbeltRunProcess : public SupervisedProcess {
   static absl::StatusOr<std::unique_ptr<SeatbeltRunProcess>> Start(
       const std::string& run_id, const std::string& profile, SeatbeltRun run,
       const SeatbeltLaunchOptions& options, LogStreamMonitor& monitor, EventSink& sink);
-  ~SeatbeltRunProcess() override;  // kills and reaps (SandboxProcess), then leaves the monitor
+  ~SeatbeltRunProcess() override;  // kills and reaps the process, then leaves the monitor
   SeatbeltRunProcess(const SeatbeltRunProcess&) = delete;
   SeatbeltRunProcess& operator=(const SeatbeltRunProcess&) = delete;
 
@@ -56,7 +56,7 @@ class SeatbeltRunProcess : public SupervisedProcess {
   LogStreamMonitor& monitor_;
   bool registered_ = false;
   std::string profile_path_;
-  std::unique_ptr<SandboxProcess> process_;
+  std::unique_ptr<SpawnedProcess> process_;
 };
 
 }  // namespace ccsandbox::launcher::macos
