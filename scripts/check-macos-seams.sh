@@ -12,7 +12,8 @@ flags="--nobuild --jobs=2 --platforms=//:macos_arm64 --extra_toolchains=//:macos
 kept="//policy/seatbelt:seatbelt_profile //policy/violations:seatbelt_log //policy/plan:probe
   //policy/plan:egress_wiring //proxy:session_proxies //broker:session_egress
   //launcher/macos:seatbelt_exec //launcher/macos:process_parent //launcher/macos:spawned_process
-  //launcher/macos:seatbelt_launch //launcher/macos:log_stream_monitor //launcher:supervised_process"
+  //launcher/macos:seatbelt_launch //launcher/macos:log_stream_monitor //launcher/macos:seatbelt_run
+  //launcher:supervised_process //launcher:run_control //launcher:run_supervisor"
 # shellcheck disable=SC2086
 bazel build $flags $kept
 echo "kept on macOS: $(echo $kept | tr '\n' ' ')"
@@ -21,8 +22,7 @@ echo "kept on macOS: $(echo $kept | tr '\n' ' ')"
 # refused as incompatible.
 skipped="//launcher:sandbox_process //launcher:seccomp_baseline //launcher:bind_stage
   //launcher:idmap_userns //launcher/create_guard:supervisor //launcher/create_guard:landlock
-  //launcher/shim:net_bridge //launcher/cgroups:cgroup //launcher:sandbox_launcherd
-  //launcher:run_control //launcher:run_supervisor //launcher/macos:seatbelt_run"
+  //launcher/shim:net_bridge //launcher/cgroups:cgroup //launcher:sandbox_launcherd"
 for target in $skipped; do
   # shellcheck disable=SC2086
   if bazel build $flags "$target" 2>&1 | grep -q "didn't satisfy constraint"; then
