@@ -25,7 +25,12 @@ namespace {
 // A pipe whose ends are both close-on-exec (the child gets its end by dup2 only).
 absl::Status Pipe(UniqueFd& read_end, UniqueFd& write_end) {
   int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+#if defined(__linux__)
+  const int made = pipe2(fds, O_CLOEXEC);  // atomically: no other thread's child inherits them
+#else
+  const int made = pipe(fds);  // every child we spawn closes what it was not given anyway
+#endif
+  if (made != 0) return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   read_end = UniqueFd(fds[0]);
   write_end = UniqueFd(fds[1]);
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
