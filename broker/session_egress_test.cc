@@ -266,6 +266,35 @@ TEST_F(LoopbackEgressTest, ProxiesOnLoopbackPortsAllowRefuseAndReportOverTcp) {
   EXPECT_EQ(resolver_->lookups("evil.test"), 0);
 }
 
+// What a sandboxed command does with the plan's URLs: curl takes the credentials from the
+// proxy variable's userinfo, over HTTP and over SOCKS5.
+TEST_F(LoopbackEgressTest, CurlUsesTheCredentialedProxyUrlsOfThePlan) {
+  proxy::testing::HttpOrigin origin;
+  absl::StatusOr<EgressSummary> started =
+      egress_->Start(Spec("curl", {absl::StrCat("allowed.test:", origin.port())}));
+  ASSERT_TRUE(started.ok()) << started.status();
+  auto curl = [&](const std::string& variable, const std::string& url) {
+    const std::string command =
+        absl::StrCat("env -i PATH=/usr/bin:/bin ", variable, "='", url,
+                     "' curl -sS --max-time 20 http://allowed.test:", origin.port(), "/x 2>&1");
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return out;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
+    pclose(pipe);
+    return out;
+  };
+  EXPECT_TRUE(absl::StartsWith(curl("http_proxy", started->plan.http_proxy_url()), "GET "));
+  EXPECT_TRUE(absl::StartsWith(curl("ALL_PROXY", started->plan.socks_proxy_url()), "GET "));
+  EXPECT_EQ(origin.accepted(), 2);
+  // Without the userinfo neither proxy lets curl through.
+  std::string bare = started->plan.http_proxy_url();
+  bare.erase(bare.find("//") + 2, bare.find('@') - bare.find("//") - 1);
+  EXPECT_FALSE(absl::StartsWith(curl("http_proxy", bare), "GET ")) << bare;
+  EXPECT_EQ(origin.accepted(), 2);
+}
+
 TEST_F(LoopbackEgressTest, SessionsHaveTheirOwnPortsAndCredentialsAndStopClosesThem) {
   absl::StatusOr<EgressSummary> a = egress_->Start(Spec("a", {}));
   absl::StatusOr<EgressSummary> b = egress_->Start(Spec("b", {}));
