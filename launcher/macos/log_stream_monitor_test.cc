@@ -15,47 +15,21 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
-#include "policy/violations/corpus_file.h"
+#include "launcher/macos/macos_test_support.h"
 #include "tests/poll_until.h"
 
 namespace ccsandbox::launcher::macos {
 namespace {
 
 using ::ccsandbox::testing::PollUntil;
+using testing::CorpusLine;
+using testing::RecordingSink;
 
-// The events one run's sink received.
-class Sink {
- public:
-  RunSink sink() {
-    return [this](const v1::SandboxEvent& e) {
-      absl::MutexLock lock(&mu_);
-      events_.push_back(e);
-    };
-  }
-  std::vector<v1::SandboxEvent> events() const {
-    absl::MutexLock lock(&mu_);
-    return events_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  std::vector<v1::SandboxEvent> events_;
-};
-
-// The corpus line of the first row with `verdict` and `action`, rewritten to name `pid`.
-std::string CorpusLine(const std::string& verdict, const std::string& action, int64_t pid) {
-  for (const policy::testing::CorpusRow& row :
-       policy::testing::ReadCorpus("policy/violations/testdata/seatbelt_log_corpus.tsv", 5)) {
-    if (row.fields[0] != verdict || row.fields[1] != action) continue;
-    if (verdict == "-") return row.fields[4];
-    return absl::StrReplaceAll(row.fields[4], {{absl::StrCat("(", row.fields[3], ") deny("),
-                                                absl::StrCat("(", pid, ") deny(")}});
-  }
-  ADD_FAILURE() << "no corpus row " << verdict << " " << action;
-  return "";
+// The recorder as a LogStreamMonitor's sink of one run.
+RunSink SinkOf(RecordingSink& sink) {
+  return [&sink](const v1::SandboxEvent& e) { sink.Emit(e); };
 }
 
 class LogStreamMonitorTest : public ::testing::Test {
@@ -99,9 +73,9 @@ TEST_F(LogStreamMonitorTest, DenialsReachTheirRunFoldedWithoutNoiseAndNothingAft
   options.window = absl::Hours(1);  // storms end only at RemoveRun here: what is folded is exact
   absl::StatusOr<std::unique_ptr<LogStreamMonitor>> monitor = LogStreamMonitor::Start(options);
   ASSERT_TRUE(monitor.ok()) << monitor.status();
-  Sink sink1, sink2;
-  (*monitor)->AddRun("r1", root1->pid(), sink1.sink());
-  (*monitor)->AddRun("r2", root2->pid(), sink2.sink());
+  RecordingSink sink1, sink2;
+  (*monitor)->AddRun("r1", root1->pid(), SinkOf(sink1));
+  (*monitor)->AddRun("r2", root2->pid(), SinkOf(sink2));
 
   const std::string env_write = CorpusLine("denial", "file-write-create", grandchild);
   for (int i = 0; i < 5; ++i) Print(env_write);  // a retry storm of the grandchild
@@ -149,8 +123,8 @@ TEST_F(LogStreamMonitorTest, AStormIsDeliveredWhenItsWindowEnds) {
   options.window = absl::Milliseconds(20);
   absl::StatusOr<std::unique_ptr<LogStreamMonitor>> monitor = LogStreamMonitor::Start(options);
   ASSERT_TRUE(monitor.ok()) << monitor.status();
-  Sink sink;
-  (*monitor)->AddRun("r", root->pid(), sink.sink());
+  RecordingSink sink;
+  (*monitor)->AddRun("r", root->pid(), SinkOf(sink));
   // Printed after AddRun: a line read before it would be nobody's.
   Print(CorpusLine("denial", "file-write-data", root->pid()));
   EXPECT_TRUE(PollUntil([&] { return !sink.events().empty(); }, absl::Seconds(30),
@@ -176,8 +150,8 @@ TEST_F(LogStreamMonitorTest, AStreamThatEndsIsReportedReapedAndRestarted) {
   };
   absl::StatusOr<std::unique_ptr<LogStreamMonitor>> monitor = LogStreamMonitor::Start(options);
   ASSERT_TRUE(monitor.ok()) << monitor.status();
-  Sink sink;
-  (*monitor)->AddRun("r", root->pid(), sink.sink());
+  RecordingSink sink;
+  (*monitor)->AddRun("r", root->pid(), SinkOf(sink));
   const uint64_t before = (*monitor)->lines();  // lines read before AddRun are nobody's
   ASSERT_TRUE(PollUntil([&] { return (*monitor)->stream_ends() >= 3; }, absl::Seconds(30),
                         "the stream to end and be restarted 3 times"));

@@ -17,26 +17,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "launcher/macos/macos_test_support.h"
 
 namespace ccsandbox::launcher::macos {
 namespace {
+
+using testing::ReadAll;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::string ReadAll(int fd) {
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return out;
-    out.append(buf, static_cast<size_t>(n));
-  }
 }
 
 class SeatbeltLaunchTest : public ::testing::Test {

@@ -14,47 +14,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "launcher/macos/macos_test_support.h"
 #include "launcher/run_control.h"
-#include "policy/violations/corpus_file.h"
 #include "tests/poll_until.h"
 
 namespace ccsandbox::launcher::macos {
 namespace {
 
 using ::ccsandbox::testing::PollUntil;
-
-class RecordingSink : public EventSink {
- public:
-  bool Emit(const v1::SandboxEvent& e) override {
-    absl::MutexLock lock(&mu_);
-    events_.push_back(e);
-    return true;
-  }
-  bool Cancelled() override { return false; }
-  std::vector<v1::SandboxEvent> events() const {
-    absl::MutexLock lock(&mu_);
-    return events_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  std::vector<v1::SandboxEvent> events_;
-};
-
-std::string DenialOf(int64_t pid) {
-  for (const policy::testing::CorpusRow& row :
-       policy::testing::ReadCorpus("policy/violations/testdata/seatbelt_log_corpus.tsv", 5)) {
-    if (row.fields[0] == "denial" && row.fields[1] == "file-read-data") {
-      return absl::StrReplaceAll(row.fields[4], {{absl::StrCat("(", row.fields[3], ") deny("),
-                                                  absl::StrCat("(", pid, ") deny(")}});
-    }
-  }
-  ADD_FAILURE() << "no file-read-data denial in the corpus";
-  return "";
-}
+using testing::CorpusLine;
+using testing::RecordingSink;
 
 TEST(SeatbeltRunProcess, ARunsDenialsReachItsStreamBeforeItsExit) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
@@ -90,7 +61,7 @@ TEST(SeatbeltRunProcess, ARunsDenialsReachItsStreamBeforeItsExit) {
   ASSERT_TRUE(control.ok());
   std::thread supervisor([&] { Supervise(**process, **control, SuperviseOptions(), sink); });
 
-  const std::string denial = DenialOf((*process)->pid()) + "\n";
+  const std::string denial = CorpusLine("denial", "file-read-data", (*process)->pid()) + "\n";
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(write(log_fd.get(), denial.data(), denial.size()),
               static_cast<ssize_t>(denial.size()));

@@ -16,23 +16,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "launcher/macos/macos_test_support.h"
 #include "tests/poll_until.h"
 
 namespace ccsandbox::launcher::macos {
 namespace {
 
-using ::ccsandbox::testing::PollUntil;
+using testing::ReadAll;
 
-std::string ReadAll(int fd) {
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return out;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
+using ::ccsandbox::testing::PollUntil;
 
 std::unique_ptr<SpawnedProcess> Sh(const std::string& script, const std::string& cwd = "") {
   absl::StatusOr<std::unique_ptr<SpawnedProcess>> p = SpawnedProcess::Spawn(
