@@ -61,7 +61,7 @@ BrokerService::BrokerService(BrokerConfig config, LauncherLink launcher)
       launcher_(std::move(launcher)),
       egress_(*config_.proxy_loop, config_.resolver, *config_.runtime_dir, events_,
               config_.egress_limits, config_.push_credentials.get(), config_.upstream_address,
-              config_.metrics),
+              config_.metrics, config_.egress_listeners),
       create_guard_(config_.create_guard),
       relay_options_{.stall_limit = config_.exec_stall_limit},
       run_salt_(std::random_device()() ^ (uint64_t{std::random_device()()} << 32)),

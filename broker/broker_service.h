@@ -57,6 +57,8 @@ struct BrokerConfig {
   absl::Duration exec_stall_limit = absl::Seconds(60);
   // Egress connection caps.
   EgressLimits egress_limits;
+  // Where the session's proxies listen: the host's (EgressListenersFor), set with the probe.
+  EgressListeners egress_listeners = EgressListeners::kUnixSockets;
   // Mints the push gateway's credentials (--push-credentials); null: spec.push is refused.
   std::shared_ptr<gateway::CredentialBroker> push_credentials;
   // Where the push gateway's upstreams resolve when the egress answers from a hosts file ("":

@@ -84,8 +84,8 @@ absl::Status RenderMacosPlan(const v1::SandboxSpec& spec, const policy::BackendC
   response->set_seatbelt_profile(*std::move(profile));
   response->add_notes(
       "seatbeltProfile: generated and golden-tested on Linux, NOT yet run on a Mac; the macOS "
-      "launch (sandbox-exec -p PROFILE -- CMD) and its log-stream violation monitor are not "
-      "built yet");
+      "launch (sandbox-exec -f PROFILE -- CMD) and its log-stream violation monitor are built "
+      "and tested on Linux with stand-ins, not yet wired into the daemons (docs/macos.md)");
   response->add_notes(
       "paths are spelled as macOS resolves them by name only (/tmp, /var, /etc -> /private/...); "
       "on a Mac the launcher resolves every symlink on the host");

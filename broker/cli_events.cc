@@ -17,8 +17,10 @@ std::optional<int> ExitCodeFor(const v1::SandboxEvent& event) {
 
 std::string StderrNoticeFor(const v1::SandboxEvent& event) {
   if (event.has_violation()) {
-    return absl::StrCat("sandbox: violation ", event.violation().action(), " ",
-                        event.violation().target(), "\n");
+    const v1::SandboxViolation& v = event.violation();
+    // A folded retry storm (macOS) says how many denials it stands for.
+    return absl::StrCat("sandbox: violation ", v.action(), " ", v.target(),
+                        v.count() > 1 ? absl::StrCat(" (", v.count(), " times)") : "", "\n");
   }
   if (event.has_killed()) {
     const v1::SandboxEvent::Killed& killed = event.killed();

@@ -90,6 +90,10 @@ TEST(StderrNoticeFor, PrintsViolationsAsSpecified) {
   e.mutable_violation()->set_action("file-write*");
   e.mutable_violation()->set_target("/etc/x");
   EXPECT_EQ(StderrNoticeFor(e), "sandbox: violation file-write* /etc/x\n");
+  e.mutable_violation()->set_count(1);
+  EXPECT_EQ(StderrNoticeFor(e), "sandbox: violation file-write* /etc/x\n");
+  e.mutable_violation()->set_count(5000);  // a folded storm (macOS)
+  EXPECT_EQ(StderrNoticeFor(e), "sandbox: violation file-write* /etc/x (5000 times)\n");
   e.set_stdout("x");
   EXPECT_EQ(StderrNoticeFor(e), "");
 }

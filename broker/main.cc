@@ -196,9 +196,14 @@ absl::StatusOr<BrokerSetup> SetupFromFlags() {
 // Probes the host once and logs the one boot line (with `microvm_line` when not empty).
 void ProbeAndLogBootLine(BrokerConfig& config, const std::string& microvm_line) {
   const char* path_env = getenv("PATH");
-  config.host.probe = policy::EvaluateProbe(GatherHostFacts(path_env ? path_env : ""));
+  const policy::HostFacts facts = GatherHostFacts(path_env ? path_env : "");
+  config.host.probe = policy::EvaluateProbe(facts);
+  config.egress_listeners = EgressListenersFor(facts.os);
   config.status_line = policy::BootLine(config.host.probe, config.host.sandbox_enabled);
-  if (config.host.sandbox_enabled && config.host.probe.available()) {
+  const std::string native_filenames = policy::NativeFilenameEnforcement(facts);
+  if (config.host.sandbox_enabled && !native_filenames.empty()) {
+    absl::StrAppend(&config.status_line, "; ", native_filenames);
+  } else if (config.host.sandbox_enabled && config.host.probe.available()) {
     // Whether writable Linux runs can have their filename-pattern denies is the launcher's
     // to say: ask it (it is normally up first), and put the answer on the one boot line.
     grpc::ChannelArguments probe_args;

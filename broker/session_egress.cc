@@ -1,7 +1,10 @@
 #include "broker/session_egress.h"
 
+#include <unistd.h>
+
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/unique_fd.h"
 #include "broker/session_push.h"
@@ -16,13 +19,29 @@ namespace {
 // and logged, never allowed to grow the broker without bound.
 constexpr size_t kMaxQueuedViolations = 10000;
 
+// A session's proxy credentials on loopback ports: 128 random bits, hex (safe in a URL).
+absl::StatusOr<proxy::ProxyCredentials> FreshCredentials() {
+  char bytes[16];
+  if (getentropy(bytes, sizeof(bytes)) != 0) {
+    return absl::InternalError("egress: no randomness for the proxies' credentials (getentropy)");
+  }
+  return proxy::ProxyCredentials{
+      .username = "ccsandbox",
+      .password = absl::BytesToHexString(absl::string_view(bytes, sizeof(bytes)))};
+}
+
 }  // namespace
+
+EgressListeners EgressListenersFor(policy::HostFacts::Os os) {
+  return os == policy::HostFacts::Os::kMacOs ? EgressListeners::kLoopbackPorts
+                                             : EgressListeners::kUnixSockets;
+}
 
 SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Resolver> resolver,
                              RuntimeDir& runtime_dir, SessionEvents& events, EgressLimits limits,
                              gateway::CredentialBroker* push_credentials,
                              std::function<std::string(const std::string&)> upstream_address,
-                             BrokerMetrics metrics)
+                             BrokerMetrics metrics, EgressListeners listeners)
     : loop_(loop),
       resolver_(std::move(resolver)),
       runtime_dir_(runtime_dir),
@@ -32,6 +51,7 @@ SessionEgress::SessionEgress(proxy::EventLoop& loop, std::shared_ptr<proxy::Reso
       upstream_address_(std::move(upstream_address)),
       metrics_(std::move(metrics)),
       budget_(limits.total > 0 ? std::make_shared<proxy::ConnectionBudget>(limits.total) : nullptr),
+      listeners_(listeners),
       relay_([this] { Relay(); }) {}
 
 SessionEgress::~SessionEgress() {
@@ -43,7 +63,7 @@ SessionEgress::~SessionEgress() {
   for (auto& [id, session] : sessions) {
     session.proxies->Stop();
     StopPush(id, session);
-    runtime_dir_.RemoveSessionDir(session.dir);
+    Release(session);
   }
   {
     absl::MutexLock lock(&queue_mu_);
@@ -69,25 +89,19 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   if (sessions_.count(session_id) != 0) {
     return absl::AlreadyExistsError(absl::StrCat("session '", session_id, "' has proxies"));
   }
-  absl::StatusOr<std::string> dir = runtime_dir_.CreateSessionDir();
-  if (!dir.ok()) return dir.status();
-  Session session;
-  session.dir = *dir;
-  session.plan.set_http_socket(*dir + "/http.sock");
-  session.plan.set_socks_socket(*dir + "/socks.sock");
-  absl::StatusOr<UniqueFd> http_fd = UnixListener(session.plan.http_socket());
-  absl::StatusOr<UniqueFd> socks_fd = http_fd.ok() ? UnixListener(session.plan.socks_socket())
-                                                   : absl::StatusOr<UniqueFd>(http_fd.status());
-  if (!socks_fd.ok()) {
-    runtime_dir_.RemoveSessionDir(session.dir);
-    return socks_fd.status();
+  if (spec.has_push() && listeners_ == EgressListeners::kLoopbackPorts) {
+    return absl::FailedPreconditionError(
+        "push: the push gateway listens on a Unix socket, which a sandbox on this host (loopback "
+        "ports: macOS) cannot reach; launch without push");
   }
+  Session session;
   proxy::SessionProxiesOptions options;
+  if (absl::Status listening = PrepareListeners(session, options); !listening.ok()) {
+    return listening;
+  }
   options.session_id = session_id;
   options.allowlist = std::make_shared<const policy::EgressAllowlist>(*std::move(allowlist));
   options.resolver = resolver_;
-  options.http_listen_fd = *std::move(http_fd);  // the proxies' from here on
-  options.socks_listen_fd = *std::move(socks_fd);
   options.max_connections = limits_.per_session;
   options.budget = budget_;
   options.on_connection = [this](absl::string_view proxy) { metrics_.ProxyConnection(proxy); };
@@ -105,10 +119,21 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
   absl::StatusOr<std::unique_ptr<proxy::SessionProxies>> proxies =
       proxy::SessionProxies::Start(loop_, std::move(options));
   if (!proxies.ok()) {
-    runtime_dir_.RemoveSessionDir(session.dir);
+    Release(session);
     return proxies.status();
   }
   session.proxies = *std::move(proxies);
+  if (listeners_ == EgressListeners::kLoopbackPorts) {
+    // The credentials (chosen in PrepareListeners) go into the URLs, in the userinfo part.
+    const proxy::ProxyCredentials& c = *session.credentials;
+    const std::string userinfo = absl::StrCat(c.username, ":", c.password, "@");
+    session.plan.set_http_port(session.proxies->http_port());
+    session.plan.set_socks_port(session.proxies->socks_port());
+    session.plan.set_http_proxy_url(
+        absl::StrCat("http://", userinfo, "127.0.0.1:", session.proxies->http_port()));
+    session.plan.set_socks_proxy_url(
+        absl::StrCat("socks5h://", userinfo, "127.0.0.1:", session.proxies->socks_port()));
+  }
   if (spec.has_push()) {
     absl::StatusOr<std::unique_ptr<gateway::PushGateway>> push = StartSessionPush(
         spec, session.dir, push_credentials_,
@@ -122,7 +147,7 @@ absl::StatusOr<EgressSummary> SessionEgress::Start(const v1::SandboxSpec& spec) 
         session.plan, upstream_address_);
     if (!push.ok()) {
       session.proxies->Stop();
-      runtime_dir_.RemoveSessionDir(session.dir);
+      Release(session);
       return push.status();
     }
     session.push = *std::move(push);
@@ -151,7 +176,37 @@ void SessionEgress::Stop(const std::string& session_id) {
   }
   session.proxies->Stop();
   StopPush(session_id, session);
-  runtime_dir_.RemoveSessionDir(session.dir);
+  Release(session);
+}
+
+absl::Status SessionEgress::PrepareListeners(Session& session,
+                                             proxy::SessionProxiesOptions& options) {
+  if (listeners_ == EgressListeners::kLoopbackPorts) {
+    absl::StatusOr<proxy::ProxyCredentials> credentials = FreshCredentials();
+    if (!credentials.ok()) return credentials.status();
+    session.credentials = *credentials;
+    options.credentials = *std::move(credentials);
+    return absl::OkStatus();  // SessionProxies binds 127.0.0.1:0 itself
+  }
+  absl::StatusOr<std::string> dir = runtime_dir_.CreateSessionDir();
+  if (!dir.ok()) return dir.status();
+  session.dir = *dir;
+  session.plan.set_http_socket(*dir + "/http.sock");
+  session.plan.set_socks_socket(*dir + "/socks.sock");
+  absl::StatusOr<UniqueFd> http_fd = UnixListener(session.plan.http_socket());
+  absl::StatusOr<UniqueFd> socks_fd = http_fd.ok() ? UnixListener(session.plan.socks_socket())
+                                                   : absl::StatusOr<UniqueFd>(http_fd.status());
+  if (!socks_fd.ok()) {
+    Release(session);
+    return socks_fd.status();
+  }
+  options.http_listen_fd = *std::move(http_fd);  // the proxies' from here on
+  options.socks_listen_fd = *std::move(socks_fd);
+  return absl::OkStatus();
+}
+
+void SessionEgress::Release(const Session& session) {
+  if (!session.dir.empty()) runtime_dir_.RemoveSessionDir(session.dir);
 }
 
 void SessionEgress::StopPush(const std::string& session_id, Session& session) {

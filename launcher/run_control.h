@@ -1,5 +1,6 @@
 // The out-of-band controls of one running command: a signal request from the Signal RPC
-// (delivered through an eventfd so the supervising loop wakes at once) and cancellation.
+// (delivered through an eventfd — a pipe where there is none, macOS — so the supervising loop
+// wakes at once) and cancellation.
 #ifndef CCSANDBOX_LAUNCHER_RUN_CONTROL_H_
 #define CCSANDBOX_LAUNCHER_RUN_CONTROL_H_
 
@@ -34,6 +35,7 @@ class RunControl {
   absl::Mutex mu_;
   std::optional<SignalRequest> pending_ ABSL_GUARDED_BY(mu_);
   UniqueFd wake_;
+  UniqueFd wake_write_;  // the pipe's write end (no eventfd); invalid with an eventfd
 };
 
 }  // namespace ccsandbox::launcher

@@ -9,25 +9,24 @@ std::vector<EgressBridge> EgressBridges() {
           {kSandboxLoopback, kSandboxSocksPort, kSandboxSocksSocket}};
 }
 
-std::map<std::string, std::string> EgressEnvironment() {
-  const std::string http = absl::StrCat("http://127.0.0.1:", kSandboxHttpPort);
-  const std::string socks = absl::StrCat("socks5h://127.0.0.1:", kSandboxSocksPort);
+std::map<std::string, std::string> ProxyEnvironment(const std::string& http_url,
+                                                    const std::string& socks_url) {
   const std::string no_proxy = "localhost,127.0.0.1,::1";
   return {
-      {"HTTP_PROXY", http},
-      {"HTTPS_PROXY", http},
-      {"http_proxy", http},
-      {"https_proxy", http},
-      {"ALL_PROXY", socks},
-      {"all_proxy", socks},
-      {"NO_PROXY", no_proxy},
-      {"no_proxy", no_proxy},
-      {"NODE_USE_ENV_PROXY", "1"},
-      // ssh has no proxy variable: its ProxyCommand opens a CONNECT tunnel with socat.
-      {"GIT_SSH_COMMAND",
-       absl::StrCat(
-           "ssh -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p,proxyport=", kSandboxHttpPort, "'")},
+      {"HTTP_PROXY", http_url},  {"HTTPS_PROXY", http_url}, {"http_proxy", http_url},
+      {"https_proxy", http_url}, {"ALL_PROXY", socks_url},  {"all_proxy", socks_url},
+      {"NO_PROXY", no_proxy},    {"no_proxy", no_proxy},    {"NODE_USE_ENV_PROXY", "1"},
   };
+}
+
+std::map<std::string, std::string> EgressEnvironment() {
+  std::map<std::string, std::string> env =
+      ProxyEnvironment(absl::StrCat("http://127.0.0.1:", kSandboxHttpPort),
+                       absl::StrCat("socks5h://127.0.0.1:", kSandboxSocksPort));
+  // ssh has no proxy variable: its ProxyCommand opens a CONNECT tunnel with socat.
+  env["GIT_SSH_COMMAND"] = absl::StrCat(
+      "ssh -o ProxyCommand='socat - PROXY:127.0.0.1:%h:%p,proxyport=", kSandboxHttpPort, "'");
+  return env;
 }
 
 }  // namespace ccsandbox::policy

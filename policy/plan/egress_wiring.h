@@ -33,6 +33,12 @@ std::vector<EgressBridge> EgressBridges();
 // proxy's CONNECT with socat, NODE_USE_ENV_PROXY=1 so Node's fetch honours them.
 std::map<std::string, std::string> EgressEnvironment();
 
+// The proxy variables alone (HTTP_PROXY/HTTPS_PROXY and lowercase, ALL_PROXY, NO_PROXY,
+// NODE_USE_ENV_PROXY) for proxies at these URLs: EgressEnvironment's, and macOS's, whose
+// proxies are on the host's loopback ports with the session's credentials in the URLs.
+std::map<std::string, std::string> ProxyEnvironment(const std::string& http_url,
+                                                    const std::string& socks_url);
+
 }  // namespace ccsandbox::policy
 
 #endif  // CCSANDBOX_POLICY_PLAN_EGRESS_WIRING_H_

@@ -126,6 +126,14 @@ absl::Status CheckEgress(const v1::LaunchPlan& plan, const PlanLimits& limits) {
   if (plan.backend() != v1::SANDBOX_BACKEND_NATIVE) {
     return absl::InvalidArgumentError("egress: only native plans route through proxies");
   }
+  // Loopback ports are reachable from the sandbox only where it shares the host's loopback
+  // (macOS); here the network namespace has none of the host's, and no socket to bridge.
+  if (plan.egress().http_port() != 0 || plan.egress().socks_port() != 0 ||
+      !plan.egress().http_proxy_url().empty() || !plan.egress().socks_proxy_url().empty()) {
+    return absl::InvalidArgumentError(
+        "egress.httpPort: loopback-port egress is the macOS launch's; this launcher bridges the "
+        "proxies' Unix sockets (egress.httpSocket, egress.socksSocket)");
+  }
   for (const auto& [field, path] : {std::pair{"egress.httpSocket", &plan.egress().http_socket()},
                                     std::pair{"egress.socksSocket", &plan.egress().socks_socket()},
                                     std::pair{"egress.pushSocket", &plan.egress().push_socket()}}) {

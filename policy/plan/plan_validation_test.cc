@@ -124,6 +124,13 @@ TEST(ValidatePlan, RefusesBadPlansNamingTheField) {
          p.mutable_egress()->set_socks_socket("/run/ccsandbox/launcher.sock");
        },
        "egress.socksSocket"},
+      {"loopback-port egress (the macOS launch's) on Linux",
+       [](v1::LaunchPlan& p) {
+         p.mutable_egress()->set_http_socket("/s/http.sock");
+         p.mutable_egress()->set_socks_socket("/s/socks.sock");
+         p.mutable_egress()->set_http_port(3128);
+       },
+       "egress.httpPort"},
       {"create guard with an absolute trusted-name rule",
        [](v1::LaunchPlan& p) { p.mutable_create_guard()->add_trusted_names("/etc/x"); },
        "createGuard.trustedNames"},

@@ -41,6 +41,11 @@ v1::ProbeResult EvaluateProbe(const HostFacts& facts) {
   return result;
 }
 
+std::string NativeFilenameEnforcement(const HostFacts& facts) {
+  if (facts.os != HostFacts::Os::kMacOs || !facts.has_sandbox_exec) return "";
+  return "filename-pattern denies (.env, *.key, *.pem) enforced natively by the Seatbelt profile";
+}
+
 std::string BootLine(const v1::ProbeResult& probe, bool sandbox_enabled) {
   if (!sandbox_enabled) return "agent sandbox DISABLED by --sandbox off";
   if (probe.available()) return absl::StrCat("agent sandbox ON (", probe.note(), ")");

@@ -20,6 +20,11 @@ struct HostFacts {
 
 v1::ProbeResult EvaluateProbe(const HostFacts& facts);
 
+// The boot line's filename-pattern part where the OS sandbox itself enforces the denies (macOS:
+// the Seatbelt profile denies writing .env, *.key, *.pem at any depth), or "" where the
+// launcher's create guard must be asked (Linux).
+std::string NativeFilenameEnforcement(const HostFacts& facts);
+
 // Exactly one of: "agent sandbox ON (<note>)", "no OS-native agent sandbox on this host
 // (<hint>)", "agent sandbox DISABLED by --sandbox off".
 std::string BootLine(const v1::ProbeResult& probe, bool sandbox_enabled);

@@ -72,5 +72,13 @@ TEST(EvaluateProbe, FollowsTheSpecProbeTable) {
   }
 }
 
+TEST(NativeFilenameEnforcement, OnlySeatbeltEnforcesThePatternsItself) {
+  EXPECT_EQ(NativeFilenameEnforcement({Os::kMacOs, false, false, false, true}),
+            "filename-pattern denies (.env, *.key, *.pem) enforced natively by the Seatbelt "
+            "profile");
+  EXPECT_EQ(NativeFilenameEnforcement({Os::kMacOs, false, false, false, false}), "");
+  EXPECT_EQ(NativeFilenameEnforcement({Os::kLinux, false, true, true, false}), "");
+}
+
 }  // namespace
 }  // namespace ccsandbox::policy
