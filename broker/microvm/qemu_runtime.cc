@@ -271,8 +271,10 @@ class QemuGuest : public Guest, private TerminalAgent {
       cause_ = EndCause(*process_, ended);
     }
   }
-  // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
-  void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit);
+  // Ends a run whose guest went away: `killed` (`reason`, else sandbox-ended), and the guest in
+  // error unless it was stopped.
+  void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit,
+                 const std::string& reason = "");
   // Powers off a guest that went away mid-run (unless it is already down) and puts it in error
   // unless it was being stopped; what the run's end says.
   std::string MarkLost(const std::string& why);
@@ -356,10 +358,13 @@ void QemuGuest::Release() {
 }
 
 void QemuGuest::GuestLost(const std::string& why,
-                          const std::function<bool(const v1::SandboxEvent&)>& emit) {
+                          const std::function<bool(const v1::SandboxEvent&)>& emit,
+                          const std::string& reason) {
   const std::string detail = MarkLost(why);
   v1::SandboxEvent event = Event();
-  event.mutable_killed()->set_reason(stopping_ ? "stopped" : "sandbox-ended");
+  event.mutable_killed()->set_reason(stopping_        ? "stopped"
+                                     : reason.empty() ? "sandbox-ended"
+                                                      : reason);
   event.mutable_killed()->set_signal(SIGKILL);
   event.mutable_killed()->set_detail(detail);
   emit(event);
@@ -397,11 +402,14 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
   const absl::Time deadline = command.timeout > absl::ZeroDuration() ? absl::Now() + command.timeout
                                                                      : absl::InfiniteFuture();
   std::string kill_reason, kill_detail;
+  // Threat: a hung guest never answers the kill; the run (and the session) must end anyway.
+  absl::Time lost_at = absl::InfiniteFuture();
   auto kill_run = [&](std::string reason, std::string detail) {
     if (!kill_reason.empty()) return;
     kill_reason = std::move(reason);
     kill_detail = std::move(detail);
     channel_->Queue(FrameType::kKill, "");
+    lost_at = absl::Now() + kKillAnswer;
   };
   auto back_to_warm = [&] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -477,6 +485,12 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
           continue;  // kHelloReply: a late answer, nothing to report
       }
       if (wanted) wanted = emit(event);
+    }
+    if (absl::Now() >= lost_at) {
+      GuestLost(absl::StrCat("the guest hung: it did not end the run within ",
+                             absl::FormatDuration(kKillAnswer), " of its SIGKILL"),
+                emit, kill_reason);
+      return absl::OkStatus();
     }
   }
 }

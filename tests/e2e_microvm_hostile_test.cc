@@ -1,0 +1,144 @@
+// A hostile workload in a microvm session, against the real daemons and real qemu (tcg): from
+// inside the guest it cannot reach the agent or its virtio-serial ports, the agent's root or
+// fds, the guest kernel's knobs, or the host past the session's shares (the create guard holds
+// through 9p for every way of making a name); and a guest that stops answering does not hold a
+// run, or the session, past the run's timeout. For the root and the unprivileged broker.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/sandbox.grpc.pb.h"
+#include "tests/microvm_session_fixture.h"
+
+namespace ccsandbox::testing {
+namespace {
+
+class MicrovmHostileTest : public MicrovmSessionFixture {};
+
+// What the workload tries from inside the guest, each line `name:what happened`.
+constexpr char kProbe[] = R"sh(
+echo "caps:$(grep CapEff /proc/self/status | tr -d '\t')"
+echo "bnd:$(grep CapBnd /proc/self/status | tr -d '\t')"
+echo "nnp:$(grep NoNewPrivs /proc/self/status | tr -d '\t')"
+echo "fds:$(ls /proc/self/fd | tr '\n' ' ')"
+echo "dev:$(ls /dev | tr '\n' ' ')"
+echo "sys:$(ls /sys 2>&1 | head -3 | tr '\n' ' ')"
+for p in /dev/vport0p0 /dev/vport0p1 /dev/vport0p2 /dev/vport1p1 /dev/hvc0 /dev/console /dev/ttyS0 /dev/mem /dev/kmem /dev/port /dev/kmsg /dev/vda; do
+  [ -e "$p" ] && echo "present:$p"
+done
+grep -E 'virtio|vport|hvc|ttyS' /proc/devices | tr '\n' ' ' | sed 's/^/majors:/'; echo
+mknod /tmp/port c 244 1 2>/dev/null && echo "mknod-char:made"
+mknod /tmp/mem c 1 1 2>/dev/null && echo "mknod-mem:made"
+mount -t tmpfs none /mnt 2>/dev/null && echo "mount:done"
+mount -t proc none /mnt 2>/dev/null && echo "mount-proc:done"
+umount /proc/sys 2>/dev/null && echo "umount:done"
+mount -o remount,rw /proc/sys 2>/dev/null && echo "remount:done"
+chroot / /bin/true 2>/dev/null && echo "chroot:done"
+unshare -U true 2>/dev/null && echo "userns:made"
+unshare -r -m true 2>/dev/null && echo "userns-mnt:made"
+for pid in 1 2; do
+  ls /proc/$pid/root/ >/dev/null 2>&1 && echo "procroot:$pid:$(ls /proc/$pid/root | tr '\n' ' ')"
+  ls /proc/$pid/fd/ >/dev/null 2>&1 && echo "procfd:$pid:$(ls -l /proc/$pid/fd 2>&1 | tr '\n' ' ')"
+  cat /proc/$pid/environ >/dev/null 2>&1 && echo "environ:$pid"
+  head -c1 /proc/$pid/mem >/dev/null 2>&1 && echo "mem:$pid"
+done
+cat /proc/1/maps >/dev/null 2>&1 && echo "maps:1"
+echo 1 > /proc/sys/kernel/printk 2>/dev/null && echo "sysctl:written"
+echo 1 > /proc/sys/vm/drop_caches 2>/dev/null && echo "dropcaches:written"
+busybox insmod /etc/hostname 2>&1 | sed 's/^/insmod:/'
+head -c 16 /proc/kcore >/dev/null 2>&1 && echo "kcore:read"
+[ -s /etc/shadow ] && cat /etc/shadow >/dev/null 2>&1 && echo "shadow:read"
+kill -KILL 1 2>/dev/null; kill -TERM 1 2>/dev/null; kill -STOP 1 2>/dev/null; kill -INT 1 2>/dev/null
+kill -HUP 1 2>/dev/null; kill -USR1 1 2>/dev/null; kill -CHLD 1 2>/dev/null; kill -PIPE 1 2>/dev/null
+echo "agent-state:$(grep State /proc/1/status | tr -d '\t')"
+echo done
+)sh";
+
+// The ways to make a name through 9p that the create guard must see, in a writable share, and
+// the escapes the share must not give (each line's result on the host is checked by the test).
+constexpr char kNames[] = R"sh(
+cd "$1" || exit 1
+echo x > a; echo x > b; echo x > c; echo x > d
+mv a .env 2>/dev/null && echo "rename:done"
+ln b id.pem 2>/dev/null && echo "link:done"
+ln -s b server.key 2>/dev/null && echo "symlink:done"
+mkfifo .env.local 2>/dev/null && echo "mkfifo:done"
+mkdir -p .git/hooks 2>/dev/null && echo "mkdir-git:done"
+echo evil > .git/hooks/pre-commit 2>/dev/null && echo "hook:written"
+ln "$2/readme" readme-link 2>/dev/null && echo "link-ro-share:done"
+mv "$2/readme" . 2>/dev/null && echo "move-out-of-ro:done"
+mv c "$2/" 2>/dev/null && echo "move-into-ro:done"
+ln -s / rootlink; ls rootlink/ >/dev/null 2>&1 && echo "rootlink:inside-guest"
+ln -s "$3" hostlink; ls hostlink/ 2>/dev/null | grep -q broker.sock && echo "hostlink:broker-socket"
+ls ../ 2>/dev/null | grep -q broker.sock && echo "dotdot:broker-socket"
+touch "$(printf 'n%.0s' $(seq 255))" 2>/dev/null && echo "name255:made"
+touch "$(printf 'n%.0s' $(seq 256))" 2>/dev/null && echo "name256:made"
+chmod 2755 d 2>/dev/null; mkdir sgid; chmod 2775 sgid 2>/dev/null
+echo done
+)sh";
+
+TEST_P(MicrovmHostileTest, AWorkloadCannotReachPastItsGuestRoot) {
+  const std::string work = daemons_->MakeWorkdir();
+  const std::string docs = daemons_->MakeWorkdir();
+  ASSERT_TRUE(WriteFile(docs + "/readme", "shared read-only\n"));
+  daemons_->GiveToCaller(work);
+  daemons_->GiveToCaller(docs);
+  v1::SandboxSpec spec;
+  for (const auto& [dir, read_only] : {std::pair{work, false}, std::pair{docs, true}}) {
+    v1::SandboxBindMount* bind = spec.add_bind_mounts();
+    bind->set_host_path(dir);
+    bind->set_guest_path(dir);
+    bind->set_read_only(read_only);
+  }
+  v1::SandboxHandle handle;
+  const grpc::Status launched = Launch("hostile", &handle, spec);
+  ASSERT_TRUE(launched.ok()) << launched.error_message() << "\n" << daemons_->BrokerLog();
+
+  GuestRun run = Exec("hostile", {"/bin/sh", "-c", kProbe});
+  std::cout << "probe:\n" << run.out << run.err << std::endl;
+  EXPECT_TRUE(absl::StrContains(run.out, "\ndone\n")) << run.out << run.err;
+
+  run = Exec("hostile", {"/bin/sh", "-c", kNames, "names", work, docs, daemons_->dir()});
+  std::cout << "names:\n" << run.out << run.err << std::endl;
+  system(("ls -la " + work + " " + docs).c_str());
+
+  // The agent lives on: the next run is served.
+  EXPECT_EQ(Exec("hostile", {"true"}).exit_code, 0);
+  ASSERT_TRUE(Destroy("hostile").ok());
+}
+
+// A guest that stops answering (its hypervisor stopped from the host: as a guest kernel that
+// hangs) does not hold the run past its timeout: the run ends `timeout`, the guest is powered
+// off and the session is in error, saying it hung.
+TEST_P(MicrovmHostileTest, AHungGuestEndsItsRunAtItsTimeoutAndTheSessionInError) {
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("hung", &handle).ok()) << daemons_->BrokerLog();
+  const int qemu = HypervisorNaming(state_root_);
+  ASSERT_GT(qemu, 0);
+  ASSERT_EQ(Exec("hung", {"true"}).exit_code, 0);
+  ASSERT_EQ(kill(qemu, SIGSTOP), 0);
+  GuestRun run = Exec("hung", {"sleep", "1"}, "", 1);
+  kill(qemu, SIGCONT);
+  EXPECT_TRUE(run.status.ok()) << run.status.error_code() << " " << run.status.error_message();
+  EXPECT_EQ(run.killed, "timeout") << run.killed_detail;
+  EXPECT_TRUE(absl::StrContains(run.killed_detail, "hung")) << run.killed_detail;
+  EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(5))) << "a hung guest was left running";
+  const v1::SandboxHandle failed = Get("hung");
+  EXPECT_EQ(failed.state(), v1::SANDBOX_STATE_ERROR) << failed.DebugString();
+  EXPECT_TRUE(absl::StrContains(failed.DebugString(), "hung")) << failed.DebugString();
+  ASSERT_TRUE(Destroy("hung").ok());
+  EXPECT_TRUE(StateDirs().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmHostileTest, ::testing::Bool(), BrokerIdentityName);
+
+}  // namespace
+}  // namespace ccsandbox::testing
