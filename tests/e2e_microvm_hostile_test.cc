@@ -231,5 +231,51 @@ TEST_P(MicrovmHostileTest, AKilledBrokerLeavesNoHypervisor) {
 
 INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmHostileTest, ::testing::Bool(), BrokerIdentityName);
 
+// A broker that runs at most one microVM at once (--microvm-max-guests=1).
+class MicrovmGuestCapTest : public MicrovmSessionFixture {
+ protected:
+  MicrovmGuestCapTest() { max_guests_ = 1; }
+};
+
+// A caller cannot boot guests until the host runs out of memory: beyond --microvm-max-guests a
+// Launch or a microvm terminal is RESOURCE_EXHAUSTED, saying so, and leaves nothing; a
+// destroyed session's place is free again.
+TEST_P(MicrovmGuestCapTest, GuestsBeyondTheCapAreRefused) {
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("first", &handle).ok()) << daemons_->BrokerLog();
+  const int qemu = HypervisorNaming(state_root_);
+  ASSERT_GT(qemu, 0);
+  const grpc::Status refused = Launch("second", &handle);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "--microvm-max-guests"))
+      << refused.error_message();
+  EXPECT_EQ(StateDirs().size(), 1u);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto call = stub_->Terminal(&context);
+    v1::TerminalInput open;
+    open.mutable_open()->set_backend("microvm");
+    open.mutable_open()->add_argv("/bin/sh");
+    open.mutable_open()->mutable_size()->set_rows(24);
+    open.mutable_open()->mutable_size()->set_cols(80);
+    ASSERT_TRUE(call->Write(open));
+    v1::TerminalOutput out;
+    EXPECT_FALSE(call->Read(&out) && out.has_opened()) << out.DebugString();
+    call->WritesDone();
+    const grpc::Status terminal = call->Finish();
+    EXPECT_EQ(terminal.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << terminal.error_message();
+  }
+  ASSERT_TRUE(Destroy("first").ok());
+  ASSERT_TRUE(GoneWithin(qemu, absl::Seconds(5)));
+  EXPECT_TRUE(Launch("second", &handle).ok()) << daemons_->BrokerLog();
+  ASSERT_TRUE(Destroy("second").ok());
+  EXPECT_TRUE(StateDirs().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmGuestCapTest, ::testing::Bool(),
+                         BrokerIdentityName);
+
 }  // namespace
 }  // namespace ccsandbox::testing

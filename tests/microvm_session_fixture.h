@@ -126,7 +126,8 @@ class MicrovmSessionFixture : public ::testing::TestWithParam<bool> {
                           absl::StrCat("--microvm-kernel=", kernel),
                           absl::StrCat("--microvm-initrd=", kImageDir, "/probe-initrd.img"),
                           "--microvm-accel=tcg", "--microvm-boot-timeout=25s",
-                          "--microvm-agent=" + agent, "--microvm-state-dir=" + state_root_},
+                          "--microvm-agent=" + agent, "--microvm-state-dir=" + state_root_,
+                          absl::StrCat("--microvm-max-guests=", max_guests_)},
          .unprivileged_broker = GetParam()});
     ASSERT_TRUE(started.ok()) << started.status();
     daemons_ = *std::move(started);
@@ -207,6 +208,7 @@ class MicrovmSessionFixture : public ::testing::TestWithParam<bool> {
     return dirs;
   }
 
+  int max_guests_ = 16;  // --microvm-max-guests; a test's constructor may change it
   std::string files_, state_root_;
   std::unique_ptr<Daemons> daemons_;
   std::unique_ptr<v1::SandboxBroker::Stub> stub_;

@@ -37,6 +37,9 @@ ABSL_FLAG(std::string, microvm_state_dir, "",
           "where each microVM session's files (boot image, agent socket) go, one directory per "
           "session bound into that session's sandbox only; emptied at boot (default: "
           "$XDG_RUNTIME_DIR/ccsandbox-microvm, else /tmp/ccsandbox-microvm-UID)");
+ABSL_FLAG(int, microvm_max_guests, 16,
+          "microVMs (sessions' and terminals' guests) booting or running at once, at most; one "
+          "more Launch or terminal is RESOURCE_EXHAUSTED (0: no limit)");
 ABSL_FLAG(absl::Duration, microvm_boot_timeout, absl::Seconds(10),
           "a probe boot that has not printed its marker after this long is killed and counts as "
           "failed (per accelerator tried)");
@@ -128,6 +131,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> RuntimeFromFlags(const MicrovmProbe& pr
     config.accel = "tcg";
   }
   config.state_root = MicrovmStateRoot();
+  config.max_guests = absl::GetFlag(FLAGS_microvm_max_guests);
+  if (config.max_guests < 0) {
+    return absl::InvalidArgumentError("--microvm-max-guests: must be 0 (no limit) or more");
+  }
   spdlog::info("microVM sessions: {} under {} ({}), image {}, agent {}, files under {}",
                config.kernel, config.hypervisor, config.accel, config.image, config.agent,
                config.state_root);

@@ -65,6 +65,23 @@ class StateDir {
   bool owned_;
 };
 
+// One of the runtime's max_guests places, held from Start to the guest's Stop (or a failed
+// Start's return).
+class GuestSlot {
+ public:
+  explicit GuestSlot(std::shared_ptr<std::atomic<int>> live) : live_(std::move(live)) {}
+  GuestSlot(const GuestSlot&) = delete;
+  GuestSlot& operator=(const GuestSlot&) = delete;
+  ~GuestSlot() { Release(); }
+  void Release() {
+    if (live_ != nullptr) live_->fetch_sub(1);
+    live_ = nullptr;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> live_;
+};
+
 // Why a guest ended, from its console and (when known) how its hypervisor ended.
 std::string EndCause(const Hypervisor& hypervisor, const std::optional<std::string>& ended) {
   const std::string console = hypervisor.ConsoleTail();
@@ -219,9 +236,11 @@ class AgentChannel {
 
 class QemuGuest : public Guest, private TerminalAgent {
  public:
-  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
-            std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress)
-      : dir_(std::move(dir)),
+  QemuGuest(std::unique_ptr<GuestSlot> slot, std::unique_ptr<StateDir> dir,
+            std::unique_ptr<Hypervisor> process, std::unique_ptr<AgentChannel> channel,
+            std::unique_ptr<EgressBridge> egress)
+      : slot_(std::move(slot)),
+        dir_(std::move(dir)),
         process_(std::move(process)),
         channel_(std::move(channel)),
         egress_(std::move(egress)) {}
@@ -291,6 +310,7 @@ class QemuGuest : public Guest, private TerminalAgent {
 
   std::mutex exec_mu_;  // one run at a time; Stop waits for it
   mutable std::mutex mu_;
+  std::unique_ptr<GuestSlot> slot_;  // released by Stop
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<Hypervisor> process_;    // guarded by mu_ while a run may be open
   std::unique_ptr<AgentChannel> channel_;  // guarded by exec_mu_
@@ -511,6 +531,7 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
   channel_.reset();
   egress_.reset();
   dir_->Remove();
+  slot_->Release();
   state_ = v1::SANDBOX_STATE_DESTROYED;
   return absl::OkStatus();
 }
@@ -526,6 +547,16 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
     return absl::FailedPreconditionError(absl::StrCat("backend: microvm: ", layout->shares.size(),
                                                       " shares; a microVM has room for ",
                                                       kMaxGuestShares));
+  }
+  // Threat: a caller's Launch (or terminal) storm booting guests until the host runs out of
+  // memory; each guest's cgroup bounds only that guest.
+  auto slot = std::make_unique<GuestSlot>(live_);
+  if (const int live = live_->fetch_add(1) + 1;
+      config_.max_guests > 0 && live > config_.max_guests) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("backend: microvm: ", config_.max_guests,
+                     " microVMs are booting or running, the most this broker runs at once "
+                     "(--microvm-max-guests)"));
   }
   std::string path = start.state_dir;
   const bool owned = path.empty();
@@ -612,8 +643,9 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
         return failed("the agent did not answer the setup");
       }
       if (hello && (layout == nullptr || frame.type == FrameType::kSetupDone)) {
-        return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
-            std::move(dir), std::move(process), std::move(channel), std::move(egress)));
+        return std::unique_ptr<Guest>(
+            std::make_unique<QemuGuest>(std::move(slot), std::move(dir), std::move(process),
+                                        std::move(channel), std::move(egress)));
       }
     }
     if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");
