@@ -166,8 +166,28 @@ TEST_P(MicrovmHostileTest, AWorkloadCannotReachPastItsGuestRoot) {
     EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0u) << name << " " << std::oct << st.st_mode;
   }
 
-  // The agent lives on: the next run is served.
-  EXPECT_EQ(Exec("hostile", {"true"}).exit_code, 0);
+  // A client that vanishes mid-run: its run is killed in the guest (nothing of it left there)
+  // and the session serves the next run.
+  {
+    grpc::ClientContext context;
+    v1::ExecRequest request;
+    request.set_session_id("hostile");
+    for (const char* arg : {"/bin/sh", "-c", "sleep 1000 & sleep 1001"}) request.add_argv(arg);
+    std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub_->Exec(&context, request);
+    v1::SandboxEvent event;
+    ASSERT_TRUE(reader->Read(&event));
+    context.TryCancel();
+    reader->Finish();
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  run = Exec("hostile", {"/bin/sh", "-c", "cat /proc/[0-9]*/comm"});
+  while (!run.status.ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(200));
+    run = Exec("hostile", {"/bin/sh", "-c", "cat /proc/[0-9]*/comm"});
+  }
+  ASSERT_TRUE(run.status.ok()) << run.status.error_message();
+  EXPECT_FALSE(absl::StrContains(run.out, "sleep")) << run.out;
+  EXPECT_EQ(run.exit_code, 0);
   ASSERT_TRUE(Destroy("hostile").ok());
 }
 
