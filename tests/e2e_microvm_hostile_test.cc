@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <ios>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -295,6 +296,110 @@ TEST_P(MicrovmGuestCapTest, GuestsBeyondTheCapAreRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmGuestCapTest, ::testing::Bool(),
+                         BrokerIdentityName);
+
+// A guest whose kernel is hostile owns the agent's port: here a script in the agent's place
+// answers the hello and the setup as the agent would, then, once a run starts, claims a frame
+// of 4 GiB. The broker's decoder fails closed on it: the run ends `killed`, the guest is powered
+// off and the session is in error, and the broker serves on.
+class MicrovmHostileAgentTest : public MicrovmSessionFixture {
+ protected:
+  MicrovmHostileAgentTest() {
+    agent_script_ = R"sh(#!/bin/sh
+while [ -z "$port" ]; do
+  for d in /sys/class/virtio-ports/*; do
+    [ "$(cat "$d/name" 2>/dev/null)" = "$1" ] && port=/dev/${d##*/}
+  done
+  [ -n "$port" ] || sleep 0.05
+done
+exec 3<>"$port"
+printf 'h\000\000\000\021ccsandbox-agent 1k\000\000\000\000' >&3
+head -c 5 <&3 >/dev/null  # H
+head -c 5 <&3 >/dev/null  # S's header; its payload and the run's X follow
+sleep 2
+printf 's\000\000\000\004\000\000\000\001o\377\377\377\377' >&3
+exec sleep 1000
+)sh";
+  }
+};
+
+TEST_P(MicrovmHostileAgentTest, AFrameOverTheLimitEndsTheGuestNotTheBroker) {
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("forged", &handle).ok()) << daemons_->BrokerLog();
+  const int qemu = HypervisorNaming(state_root_);
+  ASSERT_GT(qemu, 0);
+  GuestRun run = Exec("forged", {"true"});
+  EXPECT_EQ(run.killed, "sandbox-ended") << run.out << run.err;
+  EXPECT_TRUE(absl::StrContains(run.killed_detail, "over the limit")) << run.killed_detail;
+  EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(5))) << "the hostile guest was left running";
+  const v1::SandboxHandle failed = Get("forged");
+  EXPECT_EQ(failed.state(), v1::SANDBOX_STATE_ERROR) << failed.DebugString();
+  EXPECT_EQ(kill(daemons_->broker_pid(), 0), 0) << "the broker died";
+  ASSERT_TRUE(Destroy("forged").ok());
+  EXPECT_TRUE(StateDirs().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmHostileAgentTest, ::testing::Bool(),
+                         BrokerIdentityName);
+
+// A hostile guest that answers a run's kill with more output, forever: the run still ends at its
+// timeout (the guest powered off, the session in error), and the broker serves on.
+class MicrovmFloodingAgentTest : public MicrovmSessionFixture {
+ protected:
+  MicrovmFloodingAgentTest() {
+    agent_script_ = R"sh(#!/bin/sh
+while [ -z "$port" ]; do
+  for d in /sys/class/virtio-ports/*; do
+    [ "$(cat "$d/name" 2>/dev/null)" = "$1" ] && port=/dev/${d##*/}
+  done
+  [ -n "$port" ] || sleep 0.05
+done
+exec 3<>"$port"
+printf 'h\000\000\000\021ccsandbox-agent 1k\000\000\000\000' >&3
+head -c 10 <&3 >/dev/null  # H and S's header; then the run
+printf 'o\000\001\000\000' >/tmp/frame
+head -c 65536 /dev/zero >>/tmp/frame
+sleep 2
+printf 's\000\000\000\004\000\000\000\001' >&3
+while :; do cat /tmp/frame; done >&3
+)sh";
+  }
+};
+
+TEST_P(MicrovmFloodingAgentTest, ARunWhoseGuestFloodsInsteadOfDyingEndsAtItsTimeout) {
+  v1::SandboxHandle handle;
+  ASSERT_TRUE(Launch("flooded", &handle).ok()) << daemons_->BrokerLog();
+  const int qemu = HypervisorNaming(state_root_);
+  ASSERT_GT(qemu, 0);
+  v1::ExecRequest request;
+  request.set_session_id("flooded");
+  request.add_argv("true");
+  request.set_timeout_ms(3000);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(90));
+  std::unique_ptr<grpc::ClientReader<v1::SandboxEvent>> reader = stub_->Exec(&context, request);
+  v1::SandboxEvent event;
+  uint64_t bytes = 0;
+  std::string killed, detail;
+  while (reader->Read(&event)) {
+    bytes += event.stdout().size();
+    if (event.has_killed()) {
+      killed = event.killed().reason();
+      detail = event.killed().detail();
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  std::cout << "flooded with " << bytes << " bytes" << std::endl;
+  EXPECT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+  EXPECT_EQ(killed, "timeout") << detail;
+  EXPECT_TRUE(absl::StrContains(detail, "hung")) << detail;
+  EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(5))) << "the hostile guest was left running";
+  EXPECT_EQ(Get("flooded").state(), v1::SANDBOX_STATE_ERROR);
+  ASSERT_TRUE(Destroy("flooded").ok());
+  EXPECT_TRUE(StateDirs().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmFloodingAgentTest, ::testing::Bool(),
                          BrokerIdentityName);
 
 }  // namespace

@@ -103,8 +103,12 @@ class MicrovmSessionFixture : public ::testing::TestWithParam<bool> {
     files_ = dir;
     chmod(dir, 0755);
     const std::string agent = files_ + "/ccsandbox_agent";
-    ASSERT_EQ(RunProgram({"cp", Runfile("broker/microvm/agent/ccsandbox_agent"), agent}).exit_code,
-              0);
+    if (agent_script_.empty()) {
+      ASSERT_EQ(
+          RunProgram({"cp", Runfile("broker/microvm/agent/ccsandbox_agent"), agent}).exit_code, 0);
+    } else {
+      ASSERT_TRUE(WriteFile(agent, agent_script_));
+    }
     chmod(agent.c_str(), 0755);
     if (GetParam()) {
       absl::StatusOr<launcher::Identity> user = UnprivilegedTestUser();
@@ -209,6 +213,9 @@ class MicrovmSessionFixture : public ::testing::TestWithParam<bool> {
   }
 
   int max_guests_ = 16;  // --microvm-max-guests; a test's constructor may change it
+  // In place of the real agent: a script the session image's busybox runs as the guest's
+  // /ccsandbox-agent (a guest whose kernel, and so whose port, is hostile); set by a constructor.
+  std::string agent_script_;
   std::string files_, state_root_;
   std::unique_ptr<Daemons> daemons_;
   std::unique_ptr<v1::SandboxBroker::Stub> stub_;
