@@ -11,6 +11,7 @@
 #include <ios>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -237,6 +238,33 @@ TEST_P(MicrovmHostileTest, DestroyEndsAFloodingRunNobodyReads) {
   while (reader->Read(&event)) {
   }
   EXPECT_NE(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+// Destroy while the guest is still booting: the Launch fails, and neither a hypervisor nor a
+// file of the guest is left (nor one booted after the Destroy).
+TEST_P(MicrovmHostileTest, DestroyDuringTheBootLeavesNothing) {
+  v1::SandboxHandle handle;
+  grpc::Status launched;
+  std::thread launch([&] { launched = Launch("racing", &handle); });
+  int qemu = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while ((qemu = HypervisorNaming(state_root_)) == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  const grpc::Status destroyed = Destroy("racing");
+  launch.join();
+  std::cout << "launch: " << launched.error_code() << " " << launched.error_message()
+            << "; destroy: " << destroyed.error_code() << " " << destroyed.error_message()
+            << std::endl;
+  EXPECT_GT(qemu, 0);
+  EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(5))) << "the hypervisor outlived Destroy";
+  if (!destroyed.ok()) {
+    // Destroy came before the session could be destroyed: it is destroyed now.
+    EXPECT_TRUE(launched.ok()) << launched.error_message();
+    ASSERT_TRUE(Destroy("racing").ok());
+  }
+  EXPECT_EQ(HypervisorNaming(state_root_), 0);
+  EXPECT_TRUE(StateDirs().empty());
 }
 
 // A broker killed with SIGKILL under a live guest: its hypervisor's call is cancelled and the
