@@ -190,6 +190,13 @@ TEST_P(MicrovmHostileTest, AWorkloadCannotReachPastItsGuestRoot) {
   ASSERT_TRUE(run.status.ok()) << run.status.error_message();
   EXPECT_FALSE(absl::StrContains(run.out, "sleep")) << run.out;
   EXPECT_EQ(run.exit_code, 0);
+
+  // A workload that starves the agent (a real-time spinner on the guest's only CPU, which the
+  // capabilities it keeps allow) does not outlive its timeout.
+  run = Exec("hostile", {"chrt", "-f", "99", "/bin/sh", "-c", "while :; do :; done"}, "", 2);
+  std::cout << "spinner: " << run.killed << " (" << run.killed_detail << ") " << run.err
+            << std::endl;
+  EXPECT_EQ(run.killed, "timeout") << run.killed_detail << run.err;
   ASSERT_TRUE(Destroy("hostile").ok());
 }
 
