@@ -204,9 +204,7 @@ TEST_P(MicrovmHostileTest, AWorkloadCannotReachPastItsGuestRoot) {
 // hangs) does not hold the run past its timeout: the run ends `timeout`, the guest is powered
 // off and the session is in error, saying it hung.
 TEST_P(MicrovmHostileTest, AHungGuestEndsItsRunAtItsTimeoutAndTheSessionInError) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("hung", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("hung");
   ASSERT_GT(qemu, 0);
   ASSERT_EQ(Exec("hung", {"true"}).exit_code, 0);
   ASSERT_EQ(kill(qemu, SIGSTOP), 0);
@@ -226,9 +224,7 @@ TEST_P(MicrovmHostileTest, AHungGuestEndsItsRunAtItsTimeoutAndTheSessionInError)
 // Destroy under a run that floods its output to a client that reads nothing: Destroy returns, the
 // run's stream ends, and no hypervisor or file of the guest is left.
 TEST_P(MicrovmHostileTest, DestroyEndsAFloodingRunNobodyReads) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("flood", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("flood");
   ASSERT_GT(qemu, 0);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
@@ -277,9 +273,7 @@ TEST_P(MicrovmHostileTest, DestroyDuringTheBootLeavesNothing) {
 // A broker killed with SIGKILL under a live guest: its hypervisor's call is cancelled and the
 // launcher kills it; no qemu is left behind by the broker's death.
 TEST_P(MicrovmHostileTest, AKilledBrokerLeavesNoHypervisor) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("orphan", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("orphan");
   ASSERT_GT(qemu, 0);
   ASSERT_EQ(kill(daemons_->broker_pid(), SIGKILL), 0);
   EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(20))) << "the hypervisor outlived its broker";
@@ -297,10 +291,9 @@ class MicrovmGuestCapTest : public MicrovmSessionFixture {
 // Launch or a microvm terminal is RESOURCE_EXHAUSTED, saying so, and leaves nothing; a
 // destroyed session's place is free again.
 TEST_P(MicrovmGuestCapTest, GuestsBeyondTheCapAreRefused) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("first", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("first");
   ASSERT_GT(qemu, 0);
+  v1::SandboxHandle handle;
   const grpc::Status refused = Launch("second", &handle);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
   EXPECT_TRUE(absl::StrContains(refused.error_message(), "--microvm-max-guests"))
@@ -333,14 +326,10 @@ TEST_P(MicrovmGuestCapTest, GuestsBeyondTheCapAreRefused) {
 INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmGuestCapTest, ::testing::Bool(),
                          BrokerIdentityName);
 
-// A guest whose kernel is hostile owns the agent's port: here a script in the agent's place
-// answers the hello and the setup as the agent would, then, once a run starts, claims a frame
-// of 4 GiB. The broker's decoder fails closed on it: the run ends `killed`, the guest is powered
-// off and the session is in error, and the broker serves on.
-class MicrovmHostileAgentTest : public MicrovmSessionFixture {
- protected:
-  MicrovmHostileAgentTest() {
-    agent_script_ = R"sh(#!/bin/sh
+// In the agent's place (a guest whose kernel is hostile owns the agent's port): finds the port
+// named by its argument as the agent does, opens it as fd 3 and answers the hello and the
+// setup as the agent would, before reading anything.
+constexpr char kFakeAgentAnswers[] = R"sh(#!/bin/sh
 while [ -z "$port" ]; do
   for d in /sys/class/virtio-ports/*; do
     [ "$(cat "$d/name" 2>/dev/null)" = "$1" ] && port=/dev/${d##*/}
@@ -349,19 +338,26 @@ while [ -z "$port" ]; do
 done
 exec 3<>"$port"
 printf 'h\000\000\000\021ccsandbox-agent 1k\000\000\000\000' >&3
-head -c 5 <&3 >/dev/null  # H
+)sh";
+
+// A guest whose kernel is hostile owns the agent's port: here a script in the agent's place
+// answers the hello and the setup as the agent would, then, once a run starts, claims a frame
+// of 4 GiB. The broker's decoder fails closed on it: the run ends `killed`, the guest is powered
+// off and the session is in error, and the broker serves on.
+class MicrovmHostileAgentTest : public MicrovmSessionFixture {
+ protected:
+  MicrovmHostileAgentTest() {
+    agent_script_ = absl::StrCat(kFakeAgentAnswers, R"sh(head -c 5 <&3 >/dev/null  # H
 head -c 5 <&3 >/dev/null  # S's header; its payload and the run's X follow
 sleep 2
 printf 's\000\000\000\004\000\000\000\001o\377\377\377\377' >&3
 exec sleep 1000
-)sh";
+)sh");
   }
 };
 
 TEST_P(MicrovmHostileAgentTest, AFrameOverTheLimitEndsTheGuestNotTheBroker) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("forged", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("forged");
   ASSERT_GT(qemu, 0);
   GuestRun run = Exec("forged", {"true"});
   EXPECT_EQ(run.killed, "sandbox-ended") << run.out << run.err;
@@ -382,29 +378,19 @@ INSTANTIATE_TEST_SUITE_P(BrokerIdentity, MicrovmHostileAgentTest, ::testing::Boo
 class MicrovmFloodingAgentTest : public MicrovmSessionFixture {
  protected:
   MicrovmFloodingAgentTest() {
-    agent_script_ = R"sh(#!/bin/sh
-while [ -z "$port" ]; do
-  for d in /sys/class/virtio-ports/*; do
-    [ "$(cat "$d/name" 2>/dev/null)" = "$1" ] && port=/dev/${d##*/}
-  done
-  [ -n "$port" ] || sleep 0.05
-done
-exec 3<>"$port"
-printf 'h\000\000\000\021ccsandbox-agent 1k\000\000\000\000' >&3
-head -c 10 <&3 >/dev/null  # H and S's header; then the run
+    agent_script_ = absl::StrCat(kFakeAgentAnswers,
+                                 R"sh(head -c 10 <&3 >/dev/null  # H and S's header; then the run
 printf 'o\000\001\000\000' >/tmp/frame
 head -c 65536 /dev/zero >>/tmp/frame
 sleep 2
 printf 's\000\000\000\004\000\000\000\001' >&3
 while :; do cat /tmp/frame; done >&3
-)sh";
+)sh");
   }
 };
 
 TEST_P(MicrovmFloodingAgentTest, ARunWhoseGuestFloodsInsteadOfDyingEndsAtItsTimeout) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("flooded", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("flooded");
   ASSERT_GT(qemu, 0);
   v1::ExecRequest request;
   request.set_session_id("flooded");

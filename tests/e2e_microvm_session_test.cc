@@ -167,9 +167,7 @@ TEST_P(MicrovmSessionTest, BindsAndDenySetsHoldInTheGuest) {
 }
 
 TEST_P(MicrovmSessionTest, AGuestThatPanicsPutsTheSessionInErrorWithTheCause) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("vm2", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
+  const int qemu = LaunchWithHypervisor("vm2");
   ASSERT_GT(qemu, 0);
   GuestRun run = Exec("vm2", {"/bin/sh", "-c", "echo c > /proc/sysrq-trigger; sleep 30"});
   EXPECT_EQ(run.killed, "sandbox-ended") << run.out << run.err;
@@ -188,10 +186,8 @@ TEST_P(MicrovmSessionTest, AGuestThatPanicsPutsTheSessionInErrorWithTheCause) {
 }
 
 TEST_P(MicrovmSessionTest, AKilledLauncherLeavesNoHypervisor) {
-  v1::SandboxHandle handle;
-  ASSERT_TRUE(Launch("vm3", &handle).ok()) << daemons_->BrokerLog();
-  const int qemu = HypervisorNaming(state_root_);
-  ASSERT_TRUE(Alive(qemu));
+  const int qemu = LaunchWithHypervisor("vm3");
+  ASSERT_GT(qemu, 0);
   ASSERT_EQ(kill(daemons_->launcher_pid(), SIGKILL), 0);
   EXPECT_TRUE(GoneWithin(qemu, absl::Seconds(3))) << "the hypervisor outlived its launcher";
   GuestRun after = Exec("vm3", {"true"});

@@ -185,6 +185,20 @@ class MicrovmSessionFixture : public ::testing::TestWithParam<bool> {
     return run;
   }
 
+  // Launches session `id` (no binds) and returns its hypervisor's host pid; 0, the failure
+  // recorded, when the Launch failed or no hypervisor of it is found.
+  int LaunchWithHypervisor(const std::string& id) {
+    v1::SandboxHandle handle;
+    const grpc::Status launched = Launch(id, &handle);
+    if (!launched.ok()) {
+      ADD_FAILURE() << launched.error_message() << "\n" << daemons_->BrokerLog();
+      return 0;
+    }
+    const int qemu = HypervisorNaming(state_root_);
+    if (qemu == 0) ADD_FAILURE() << "no hypervisor for session " << id;
+    return qemu;
+  }
+
   v1::SandboxHandle Get(const std::string& id) {
     grpc::ClientContext context;
     v1::SessionRequest request;
