@@ -191,6 +191,21 @@ TEST_P(MicrovmHostileTest, AWorkloadCannotReachPastItsGuestRoot) {
   EXPECT_FALSE(absl::StrContains(run.out, "sleep")) << run.out;
   EXPECT_EQ(run.exit_code, 0);
 
+  // A spec cannot reach the guests' files through a symlink either (the caller's own, in a
+  // directory it may bind).
+  const std::string link = work + "/state-link";
+  ASSERT_EQ(symlink(state_root_.c_str(), link.c_str()), 0);
+  for (const std::string& path : {link, link + "/s"}) {
+    v1::SandboxSpec spy;
+    v1::SandboxBindMount* bind = spy.add_bind_mounts();
+    bind->set_host_path(path);
+    bind->set_guest_path(path);
+    v1::SandboxHandle refused;
+    const grpc::Status status = Launch("spy", &refused, spy);
+    EXPECT_FALSE(status.ok()) << path;
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "microVM")) << status.error_message();
+  }
+
   // A workload that starves the agent (a real-time spinner on the guest's only CPU, which the
   // capabilities it keeps allow) does not outlive its timeout.
   run = Exec("hostile", {"chrt", "-f", "99", "/bin/sh", "-c", "while :; do :; done"}, "", 2);
