@@ -127,8 +127,15 @@ grpc::Status BrokerService::RunGuestExec(grpc::ServerContext* context,
   command.workdir = plan.workdir();
   command.stdin_data = plan.stdin();
   command.timeout = absl::Milliseconds(plan.timeout_ms());
-  command.stop_requested = [&] { return guests_.StopRequested(run_id); };
   bool client_gone = false;
+  // A client that went away stops its run even while the run is silent (no event to fail).
+  command.stop_requested = [&]() -> std::string {
+    if (context->IsCancelled()) {
+      client_gone = true;
+      return "the client cancelled the run";
+    }
+    return guests_.StopRequested(run_id);
+  };
   auto emit = [&](const v1::SandboxEvent& event) -> bool {
     v1::SandboxEvent labelled = event;
     label(labelled);

@@ -20,8 +20,6 @@ namespace ccsandbox::broker::microvm {
 namespace {
 
 constexpr size_t kInputChunk = 64 * 1024;
-// After the SIGKILL, how long a live guest may take to report the terminal's end.
-constexpr absl::Duration kKillAnswer = absl::Seconds(10);
 
 class AgentTerminal : public GuestTerminal {
  public:

@@ -45,6 +45,10 @@ class TerminalAgent {
   virtual void Release() = 0;
 };
 
+// After the SIGKILL of a run or terminal, how long a live guest may take to report its end; a
+// guest that does not is hung: powered off and in error.
+inline constexpr absl::Duration kKillAnswer = absl::Seconds(10);
+
 // The largest Input taken at once (as the native relay's): more is INVALID_ARGUMENT.
 inline constexpr size_t kMaxTerminalInput = 1 << 20;
 

@@ -41,6 +41,9 @@ ABSL_FLAG(absl::Duration, microvm_answer_timeout, absl::Seconds(30),
           "a microVM session's guest whose agent leaves the broker's liveness question "
           "unanswered this long (asked every third of it) is hung: powered off, the session in "
           "error with the cause");
+ABSL_FLAG(int, microvm_max_guests, 16,
+          "microVMs (sessions' and terminals' guests) booting or running at once, at most; one "
+          "more Launch or terminal is RESOURCE_EXHAUSTED (0: no limit)");
 ABSL_FLAG(absl::Duration, microvm_boot_timeout, absl::Seconds(10),
           "a probe boot that has not printed its marker after this long is killed and counts as "
           "failed (per accelerator tried)");
@@ -136,6 +139,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> RuntimeFromFlags(const MicrovmProbe& pr
     return absl::InvalidArgumentError("--microvm-answer-timeout: must be positive");
   }
   config.state_root = MicrovmStateRoot();
+  config.max_guests = absl::GetFlag(FLAGS_microvm_max_guests);
+  if (config.max_guests < 0) {
+    return absl::InvalidArgumentError("--microvm-max-guests: must be 0 (no limit) or more");
+  }
   spdlog::info("microVM sessions: {} under {} ({}), image {}, agent {}, files under {}",
                config.kernel, config.hypervisor, config.accel, config.image, config.agent,
                config.state_root);

@@ -69,6 +69,23 @@ class StateDir {
   bool owned_;
 };
 
+// One of the runtime's max_guests places, held from Start to the guest's Stop (or a failed
+// Start's return).
+class GuestSlot {
+ public:
+  explicit GuestSlot(std::shared_ptr<std::atomic<int>> live) : live_(std::move(live)) {}
+  GuestSlot(const GuestSlot&) = delete;
+  GuestSlot& operator=(const GuestSlot&) = delete;
+  ~GuestSlot() { Release(); }
+  void Release() {
+    if (live_ != nullptr) live_->fetch_sub(1);
+    live_ = nullptr;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> live_;
+};
+
 // Why a guest ended, from its console and (when known) how its hypervisor ended.
 std::string EndCause(const Hypervisor& hypervisor, const std::optional<std::string>& ended) {
   const std::string console = hypervisor.ConsoleTail();
@@ -223,10 +240,12 @@ class AgentChannel {
 
 class QemuGuest : public Guest, private TerminalAgent {
  public:
-  QemuGuest(std::unique_ptr<StateDir> dir, std::unique_ptr<Hypervisor> process,
-            std::unique_ptr<AgentChannel> channel, std::unique_ptr<EgressBridge> egress,
-            absl::Duration answer_timeout, std::function<void(const std::string&)> lost)
-      : dir_(std::move(dir)),
+  QemuGuest(std::unique_ptr<GuestSlot> slot, std::unique_ptr<StateDir> dir,
+            std::unique_ptr<Hypervisor> process, std::unique_ptr<AgentChannel> channel,
+            std::unique_ptr<EgressBridge> egress, absl::Duration answer_timeout,
+            std::function<void(const std::string&)> lost)
+      : slot_(std::move(slot)),
+        dir_(std::move(dir)),
         process_(std::move(process)),
         channel_(std::move(channel)),
         egress_(std::move(egress)),
@@ -286,8 +305,10 @@ class QemuGuest : public Guest, private TerminalAgent {
   // While no run is open (a run's loop asks itself), asks the idle guest whether it answers; a
   // guest that hung is powered off, in error, and `lost_` told.
   void Watch();
-  // Ends a run whose guest went away: `killed`, and the guest in error unless it was stopped.
-  void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit);
+  // Ends a run whose guest went away: `killed` (`reason`, else sandbox-ended), and the guest in
+  // error unless it was stopped.
+  void GuestLost(const std::string& why, const std::function<bool(const v1::SandboxEvent&)>& emit,
+                 const std::string& reason = "");
   // Powers off a guest that went away mid-run (unless it is already down) and puts it in error
   // unless it was being stopped; what the run's end says.
   std::string MarkLost(const std::string& why);
@@ -305,6 +326,7 @@ class QemuGuest : public Guest, private TerminalAgent {
   // One run at a time (and the watchdog between runs); Stop waits for it.
   std::timed_mutex exec_mu_;
   mutable std::mutex mu_;
+  std::unique_ptr<GuestSlot> slot_;  // released by Stop
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<Hypervisor> process_;    // guarded by mu_ while a run may be open
   std::unique_ptr<AgentChannel> channel_;  // guarded by exec_mu_
@@ -425,10 +447,13 @@ void QemuGuest::Release() {
 }
 
 void QemuGuest::GuestLost(const std::string& why,
-                          const std::function<bool(const v1::SandboxEvent&)>& emit) {
+                          const std::function<bool(const v1::SandboxEvent&)>& emit,
+                          const std::string& reason) {
   const std::string detail = MarkLost(why);
   v1::SandboxEvent event = Event();
-  event.mutable_killed()->set_reason(stopping_ ? "stopped" : "sandbox-ended");
+  event.mutable_killed()->set_reason(stopping_        ? "stopped"
+                                     : reason.empty() ? "sandbox-ended"
+                                                      : reason);
   event.mutable_killed()->set_signal(SIGKILL);
   event.mutable_killed()->set_detail(detail);
   emit(event);
@@ -466,11 +491,14 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
   const absl::Time deadline = command.timeout > absl::ZeroDuration() ? absl::Now() + command.timeout
                                                                      : absl::InfiniteFuture();
   std::string kill_reason, kill_detail;
+  // Threat: a hung guest never answers the kill; the run (and the session) must end anyway.
+  absl::Time lost_at = absl::InfiniteFuture();
   auto kill_run = [&](std::string reason, std::string detail) {
     if (!kill_reason.empty()) return;
     kill_reason = std::move(reason);
     kill_detail = std::move(detail);
     channel_->Queue(FrameType::kKill, "");
+    lost_at = absl::Now() + kKillAnswer;
   };
   auto back_to_warm = [&] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -547,6 +575,12 @@ absl::Status QemuGuest::Exec(const GuestCommand& command,
       }
       if (wanted) wanted = emit(event);
     }
+    if (absl::Now() >= lost_at) {
+      GuestLost(absl::StrCat("the guest hung: it did not end the run within ",
+                             absl::FormatDuration(kKillAnswer), " of its SIGKILL"),
+                emit, kill_reason);
+      return absl::OkStatus();
+    }
   }
 }
 
@@ -571,6 +605,7 @@ absl::Status QemuGuest::Stop(absl::Duration grace) {
   channel_.reset();
   egress_.reset();
   dir_->Remove();
+  slot_->Release();
   state_ = v1::SANDBOX_STATE_DESTROYED;
   return absl::OkStatus();
 }
@@ -586,6 +621,16 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
     return absl::FailedPreconditionError(absl::StrCat("backend: microvm: ", layout->shares.size(),
                                                       " shares; a microVM has room for ",
                                                       kMaxGuestShares));
+  }
+  // Threat: a caller's Launch (or terminal) storm booting guests until the host runs out of
+  // memory; each guest's cgroup bounds only that guest.
+  auto slot = std::make_unique<GuestSlot>(live_);
+  if (const int live = live_->fetch_add(1) + 1;
+      config_.max_guests > 0 && live > config_.max_guests) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("backend: microvm: ", config_.max_guests,
+                     " microVMs are booting or running, the most this broker runs at once "
+                     "(--microvm-max-guests)"));
   }
   std::string path = start.state_dir;
   const bool owned = path.empty();
@@ -672,9 +717,9 @@ absl::StatusOr<std::unique_ptr<Guest>> QemuRuntime::Start(const GuestStart& star
         return failed("the agent did not answer the setup");
       }
       if (hello && (layout == nullptr || frame.type == FrameType::kSetupDone)) {
-        return std::unique_ptr<Guest>(
-            std::make_unique<QemuGuest>(std::move(dir), std::move(process), std::move(channel),
-                                        std::move(egress), config_.answer_timeout, start.lost));
+        return std::unique_ptr<Guest>(std::make_unique<QemuGuest>(
+            std::move(slot), std::move(dir), std::move(process), std::move(channel),
+            std::move(egress), config_.answer_timeout, start.lost));
       }
     }
     if (process->Ended().has_value()) return failed("the hypervisor ended before the agent");

@@ -11,6 +11,7 @@
 #ifndef CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 #define CCSANDBOX_BROKER_MICROVM_QEMU_RUNTIME_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -33,11 +34,15 @@ struct QemuRuntimeConfig {
   // powered off and in error. Zero: never asked.
   absl::Duration answer_timeout = absl::Seconds(30);
   std::string state_root = "/tmp";  // each guest's files: a fresh directory under it
+  // Guests booting or running at once, at most (each holds ~250 MiB and a share of a CPU);
+  // one more Start is RESOURCE_EXHAUSTED. 0: no limit.
+  int max_guests = 0;
 };
 
 class QemuRuntime : public Runtime {
  public:
-  explicit QemuRuntime(QemuRuntimeConfig config) : config_(std::move(config)) {}
+  explicit QemuRuntime(QemuRuntimeConfig config)
+      : config_(std::move(config)), live_(std::make_shared<std::atomic<int>>(0)) {}
   // With `start.layout`, its shares must cover the spec's binds (as strictly) and Start fails
   // UNAVAILABLE, leaving nothing running, when the agent could not build the guest's root;
   // without one, a spec with binds is refused and the guest's userland is the image's busybox.
@@ -46,6 +51,7 @@ class QemuRuntime : public Runtime {
 
  private:
   QemuRuntimeConfig config_;
+  std::shared_ptr<std::atomic<int>> live_;  // guests started and not yet stopped (max_guests)
 };
 
 // The virtio-serial port's name the agent looks for.
